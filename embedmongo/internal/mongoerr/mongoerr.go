@@ -11,47 +11,48 @@ import (
 
 // Codes used by the engine (from mongod's error_codes.yml).
 const (
-	InternalError              int32 = 1
-	BadValue                   int32 = 2
-	NoSuchKey                  int32 = 4
-	FailedToParse              int32 = 9
-	TypeMismatch               int32 = 14
-	Overflow                   int32 = 15
-	InvalidLength              int32 = 16
-	IllegalOperation           int32 = 20
-	NamespaceNotFound          int32 = 26
-	IndexNotFound              int32 = 27
-	PathNotViable              int32 = 28
-	ConflictingUpdateOperators int32 = 40
-	CursorNotFound             int32 = 43
-	NamespaceExists            int32 = 48
-	MaxTimeMSExpired           int32 = 50
-	DollarPrefixedFieldName    int32 = 52
-	InvalidIdField             int32 = 53
-	NotSingleValueField        int32 = 54
-	EmptyFieldName             int32 = 56
-	DotsInFieldName            int32 = 57
-	CommandNotFound            int32 = 59
-	ImmutableField             int32 = 66
-	CannotCreateIndex          int32 = 67
-	IndexAlreadyExists         int32 = 68
-	InvalidOptions             int32 = 72
-	InvalidNamespace           int32 = 73
-	IndexOptionsConflict       int32 = 85
-	IndexKeySpecsConflict      int32 = 86
-	ShutdownInProgress         int32 = 91
-	OperationFailed            int32 = 96
-	WriteConflict              int32 = 112
-	CommandNotSupported        int32 = 115
-	DocumentValidationFailure  int32 = 121
-	NotImplemented             int32 = 238
-	ConversionFailure          int32 = 241
-	Location40414              int32 = 40414
-	BSONObjectTooLarge         int32 = 10334
-	DuplicateKey               int32 = 11000
-	UnknownError               int32 = 8
-	Unauthorized               int32 = 13
-	OutOfDiskSpace             int32 = 14031
+	InternalError                   int32 = 1
+	BadValue                        int32 = 2
+	NoSuchKey                       int32 = 4
+	FailedToParse                   int32 = 9
+	TypeMismatch                    int32 = 14
+	Overflow                        int32 = 15
+	InvalidLength                   int32 = 16
+	IllegalOperation                int32 = 20
+	NamespaceNotFound               int32 = 26
+	IndexNotFound                   int32 = 27
+	PathNotViable                   int32 = 28
+	ConflictingUpdateOperators      int32 = 40
+	CursorNotFound                  int32 = 43
+	NamespaceExists                 int32 = 48
+	MaxTimeMSExpired                int32 = 50
+	DollarPrefixedFieldName         int32 = 52
+	InvalidIdField                  int32 = 53
+	NotSingleValueField             int32 = 54
+	EmptyFieldName                  int32 = 56
+	DotsInFieldName                 int32 = 57
+	CommandNotFound                 int32 = 59
+	ImmutableField                  int32 = 66
+	CannotCreateIndex               int32 = 67
+	IndexAlreadyExists              int32 = 68
+	InvalidOptions                  int32 = 72
+	InvalidNamespace                int32 = 73
+	IndexOptionsConflict            int32 = 85
+	IndexKeySpecsConflict           int32 = 86
+	ShutdownInProgress              int32 = 91
+	OperationFailed                 int32 = 96
+	WriteConflict                   int32 = 112
+	CommandNotSupported             int32 = 115
+	DocumentValidationFailure       int32 = 121
+	NotImplemented                  int32 = 238
+	ConversionFailure               int32 = 241
+	Location40414                   int32 = 40414
+	BSONObjectTooLarge              int32 = 10334
+	DuplicateKey                    int32 = 11000
+	UnknownError                    int32 = 8
+	Unauthorized                    int32 = 13
+	OutOfDiskSpace                  int32 = 14031
+	InvalidIndexSpecificationOption int32 = 197
 )
 
 var names = map[int32]string{
@@ -74,6 +75,7 @@ var names = map[int32]string{
 	ConversionFailure: "ConversionFailure", Location40414: "Location40414",
 	BSONObjectTooLarge: "BSONObjectTooLarge", DuplicateKey: "DuplicateKey",
 	UnknownError: "UnknownError", Unauthorized: "Unauthorized", OutOfDiskSpace: "OutOfDiskSpace",
+	InvalidIndexSpecificationOption: "InvalidIndexSpecificationOption",
 }
 
 // Name returns the codeName mongod reports for code; location codes (e.g. 31254) are named

@@ -1,0 +1,277 @@
+package storage
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/google/btree"
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
+	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
+	"github.com/bankd/bankd/embedmongo/internal/query"
+)
+
+// index is one index's entries: (key values, record id), ordered by bsonkit.Compare on the
+// values (ascending whatever the key's direction: the index only narrows candidates, it never
+// orders results).
+type index struct {
+	spec     IndexSpec
+	parts    [][]string // each key field's path, split at dots
+	partial  *query.Matcher
+	tree     *btree.BTreeG[entry]
+	multikey bool // some document gave more than one key; bounds on one field cannot be intersected
+}
+
+// entry is one index entry. whole marks an entry for an entire array value (added so an
+// equality on the whole array finds its documents); mongod has no such key, so unique
+// indexes ignore these entries.
+type entry struct {
+	key   []any
+	id    RecordID
+	whole bool
+}
+
+// ikey is a document's key before it is paired with its record id.
+type ikey struct {
+	vals  []any
+	whole bool
+}
+
+func compareKeys(a, b []any) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := bsonkit.Compare(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	switch {
+	case len(a) < len(b):
+		return -1
+	case len(a) > len(b):
+		return 1
+	}
+	return 0
+}
+
+func lessEntry(a, b entry) bool {
+	if c := compareKeys(a.key, b.key); c != 0 {
+		return c < 0
+	}
+	if a.id != b.id {
+		return a.id < b.id
+	}
+	return !a.whole && b.whole
+}
+
+func newIndex(spec IndexSpec) (*index, error) {
+	ix := &index{spec: spec, tree: btree.NewG(32, lessEntry)}
+	for _, f := range spec.Key {
+		ix.parts = append(ix.parts, strings.Split(f.Key, "."))
+	}
+	if spec.PartialFilterExpression != nil {
+		m, err := query.Compile(spec.PartialFilterExpression, query.Options{})
+		if err != nil {
+			return nil, mongoerr.New(mongoerr.CannotCreateIndex,
+				"Error in specification %s :: caused by :: %v", formatValue(spec.Spec), mongoerr.As(err).Msg)
+		}
+		ix.partial = m
+	}
+	return ix, nil
+}
+
+func (ix *index) field(i int) string { return ix.spec.Key[i].Key }
+
+func (ix *index) insert(id RecordID, keys []ikey) {
+	if len(keys) > 1 {
+		ix.multikey = true
+	}
+	for _, k := range keys {
+		ix.tree.ReplaceOrInsert(entry{key: k.vals, id: id, whole: k.whole})
+	}
+}
+
+func (ix *index) delete(id RecordID, keys []ikey) {
+	for _, k := range keys {
+		ix.tree.Delete(entry{key: k.vals, id: id, whole: k.whole})
+	}
+}
+
+// keyVal is one value a path yields; missing values index as null.
+type keyVal struct {
+	v       any
+	whole   bool
+	missing bool
+}
+
+// keysOf computes doc's index keys: one per combination of the values each key field yields
+// (array elements expand to one key each, multikey), deduplicated.
+func (ix *index) keysOf(doc bson.D) ([]ikey, error) {
+	if ix.partial != nil {
+		if ok, err := ix.partial.Match(doc); err != nil || !ok {
+			return nil, nil
+		}
+	}
+	per := make([][]keyVal, len(ix.parts))
+	arrayAt := make([]string, len(ix.parts))
+	allMissing := true
+	for i, parts := range ix.parts {
+		arr := -1
+		per[i] = collect(doc, parts, 0, nil, &arr)
+		if arr >= 0 {
+			arrayAt[i] = strings.Join(parts[:arr], ".")
+		} else {
+			arrayAt[i] = "\x00" // no array
+		}
+		for _, kv := range per[i] {
+			if !kv.missing {
+				allMissing = false
+			}
+		}
+	}
+	if ix.spec.Sparse && allMissing {
+		return nil, nil
+	}
+	// Two key fields through different arrays would need a cross product: mongod refuses.
+	for i := range arrayAt {
+		for j := i + 1; j < len(arrayAt); j++ {
+			if arrayAt[i] != "\x00" && arrayAt[j] != "\x00" && arrayAt[i] != arrayAt[j] {
+				return nil, &mongoerr.Error{Code: 171, Name: "CannotIndexParallelArrays",
+					Msg: "cannot index parallel arrays [" + lastPart(arrayAt[j]) + "] [" + lastPart(arrayAt[i]) + "]"}
+			}
+		}
+	}
+	keys := []ikey{{vals: make([]any, 0, len(per))}}
+	for _, vals := range per {
+		next := make([]ikey, 0, len(keys)*len(vals))
+		for _, k := range keys {
+			for _, kv := range vals {
+				v := kv.v
+				if kv.missing {
+					v = nil
+				}
+				nk := ikey{vals: append(append(make([]any, 0, len(per)), k.vals...), v), whole: k.whole || kv.whole}
+				next = append(next, nk)
+			}
+		}
+		keys = next
+	}
+	if len(keys) > 1 {
+		sort.Slice(keys, func(i, j int) bool {
+			if c := compareKeys(keys[i].vals, keys[j].vals); c != 0 {
+				return c < 0
+			}
+			return !keys[i].whole && keys[j].whole
+		})
+		out := keys[:1]
+		for _, k := range keys[1:] {
+			if compareKeys(out[len(out)-1].vals, k.vals) != 0 {
+				out = append(out, k)
+			}
+		}
+		keys = out
+	}
+	return keys, nil
+}
+
+func lastPart(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
+
+// collect appends the values path parts[i:] yields under v, traversing arrays as queries do:
+// an array at the end of the path yields its elements and (whole) itself; an array in the
+// middle yields what its document elements yield, and its element at a numeric component.
+// *arrayAt receives the depth of the first array met.
+func collect(v any, parts []string, i int, out []keyVal, arrayAt *int) []keyVal {
+	if i == len(parts) {
+		a, ok := v.(bson.A)
+		if !ok {
+			return append(out, keyVal{v: v})
+		}
+		if *arrayAt < 0 {
+			*arrayAt = i
+		}
+		if len(a) == 0 {
+			return append(out, keyVal{v: bson.A{}})
+		}
+		for _, e := range a {
+			out = append(out, keyVal{v: e})
+		}
+		return append(out, keyVal{v: a, whole: true})
+	}
+	switch x := v.(type) {
+	case bson.D:
+		val, ok := bsonkit.Get(x, parts[i])
+		if !ok {
+			return append(out, keyVal{missing: true})
+		}
+		return collect(val, parts, i+1, out, arrayAt)
+	case bson.A:
+		if *arrayAt < 0 {
+			*arrayAt = i
+		}
+		var found []keyVal
+		if n, ok := bsonkit.ArrayIndex(parts[i]); ok && n < len(x) {
+			found = collect(x[n], parts, i+1, found, arrayAt)
+		}
+		for _, e := range x {
+			if d, ok := e.(bson.D); ok {
+				found = collect(d, parts, i, found, arrayAt)
+			}
+		}
+		n := len(out)
+		for _, kv := range found {
+			if !kv.missing {
+				out = append(out, kv)
+			}
+		}
+		if len(out) == n {
+			out = append(out, keyVal{missing: true})
+		}
+		return out
+	default:
+		return append(out, keyVal{missing: true})
+	}
+}
+
+// checkUnique fails with DuplicateKey when another document (not self) has one of keys.
+func (c *Collection) checkUnique(ix *index, keys []ikey, self RecordID) error {
+	for _, k := range keys {
+		if k.whole {
+			continue
+		}
+		var dup bool
+		ix.tree.AscendGreaterOrEqual(entry{key: k.vals, id: math.MinInt64}, func(e entry) bool {
+			if compareKeys(e.key, k.vals) != 0 {
+				return false
+			}
+			if e.id != self && !e.whole {
+				dup = true
+				return false
+			}
+			return true
+		})
+		if dup {
+			return c.dupKeyError(ix, k.vals)
+		}
+	}
+	return nil
+}
+
+// dupKeyError is mongod's E11000 error with keyPattern and keyValue.
+func (c *Collection) dupKeyError(ix *index, vals []any) error {
+	keyValue := make(bson.D, len(vals))
+	for i, v := range vals {
+		keyValue[i] = bson.E{Key: ix.field(i), Value: bsonkit.DeepCopy(v)}
+	}
+	return &mongoerr.Error{
+		Code: mongoerr.DuplicateKey,
+		Name: mongoerr.Name(mongoerr.DuplicateKey),
+		Msg: "E11000 duplicate key error collection: " + c.db + "." + c.name + " index: " +
+			ix.spec.Name + " dup key: " + formatValue(keyValue),
+		Extra: bson.D{{Key: "keyPattern", Value: cloneD(ix.spec.Key)}, {Key: "keyValue", Value: keyValue}},
+	}
+}

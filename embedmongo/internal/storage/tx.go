@@ -1,0 +1,248 @@
+package storage
+
+import (
+	"github.com/cockroachdb/pebble"
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
+	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
+)
+
+// Tx is a write in progress on one collection.
+type Tx struct {
+	c     *Collection
+	batch *pebble.Batch // nil in memory
+	undo  []undoRec
+	done  bool
+}
+
+type undoKind uint8
+
+const (
+	undoInsert undoKind = iota
+	undoReplace
+	undoDelete
+)
+
+// undoRec reverts one applied operation if the batch cannot be committed.
+type undoRec struct {
+	kind undoKind
+	id   RecordID
+	old  []byte // the previous document for replace and delete
+}
+
+// run calls fn, rolling back and re-panicking if it panics.
+func (tx *Tx) run(fn func(tx *Tx) error) error {
+	defer func() {
+		if r := recover(); r != nil {
+			tx.rollback()
+			if tx.batch != nil {
+				_ = tx.batch.Close()
+			}
+			panic(r)
+		}
+	}()
+	return fn(tx)
+}
+
+func (tx *Tx) check() error {
+	if tx.done {
+		return mongoerr.New(mongoerr.InternalError, "storage: transaction used after Write returned")
+	}
+	return nil
+}
+
+// Find is Collection.Find within the write (sees the transaction's own changes).
+func (tx *Tx) Find(filter bson.D, match MatchFunc) ([]Doc, error) {
+	return tx.FindLimit(filter, match, 0)
+}
+
+// FindLimit is Collection.FindLimit within the write.
+func (tx *Tx) FindLimit(filter bson.D, match MatchFunc, limit int) ([]Doc, error) {
+	if err := tx.check(); err != nil {
+		return nil, err
+	}
+	return tx.c.findLocked(filter, match, limit)
+}
+
+// Get returns the document with record id, or false when there is none.
+func (tx *Tx) Get(id RecordID) (bson.D, bool, error) {
+	if err := tx.check(); err != nil {
+		return nil, false, err
+	}
+	r, ok := tx.c.docs.Get(record{id: id})
+	if !ok {
+		return nil, false, nil
+	}
+	d, err := bsonkit.Decode(r.raw)
+	return d, err == nil, err
+}
+
+// Insert stores a new document (which must have an _id); DuplicateKey (11000) with keyPattern
+// and keyValue on a unique index violation.
+func (tx *Tx) Insert(doc bson.D) (RecordID, error) {
+	if err := tx.check(); err != nil {
+		return 0, err
+	}
+	if _, ok := bsonkit.Get(doc, "_id"); !ok {
+		return 0, mongoerr.New(mongoerr.InternalError, "storage: document to insert has no _id")
+	}
+	c := tx.c
+	raw, keys, err := c.prepare(doc, c.nextID)
+	if err != nil {
+		return 0, err
+	}
+	id := c.nextID
+	c.nextID++
+	c.put(record{id: id, raw: raw}, keys)
+	tx.undo = append(tx.undo, undoRec{kind: undoInsert, id: id})
+	if tx.batch != nil {
+		if err := tx.batch.Set(docKey(c.uuid, id), raw, nil); err != nil {
+			return 0, err
+		}
+	}
+	return id, nil
+}
+
+// Replace replaces the document with record id; unique index violations as for Insert.
+func (tx *Tx) Replace(id RecordID, doc bson.D) error {
+	if err := tx.check(); err != nil {
+		return err
+	}
+	c := tx.c
+	old, ok := c.docs.Get(record{id: id})
+	if !ok {
+		return mongoerr.New(mongoerr.NoSuchKey, "storage: no document with record id %d", id)
+	}
+	raw, keys, err := c.prepare(doc, id)
+	if err != nil {
+		return err
+	}
+	if err := c.remove(old); err != nil {
+		return err
+	}
+	c.put(record{id: id, raw: raw}, keys)
+	tx.undo = append(tx.undo, undoRec{kind: undoReplace, id: id, old: old.raw})
+	if tx.batch != nil {
+		if err := tx.batch.Set(docKey(c.uuid, id), raw, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete removes the document with record id.
+func (tx *Tx) Delete(id RecordID) error {
+	if err := tx.check(); err != nil {
+		return err
+	}
+	c := tx.c
+	old, ok := c.docs.Get(record{id: id})
+	if !ok {
+		return mongoerr.New(mongoerr.NoSuchKey, "storage: no document with record id %d", id)
+	}
+	if err := c.remove(old); err != nil {
+		return err
+	}
+	tx.undo = append(tx.undo, undoRec{kind: undoDelete, id: id, old: old.raw})
+	if tx.batch != nil {
+		if err := tx.batch.Delete(docKey(c.uuid, id), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rollback reverts the applied operations, newest first. Each document was valid when it was
+// stored, so re-indexing it cannot fail.
+func (tx *Tx) rollback() {
+	c := tx.c
+	for i := len(tx.undo) - 1; i >= 0; i-- {
+		u := tx.undo[i]
+		if cur, ok := c.docs.Get(record{id: u.id}); ok {
+			_ = c.remove(cur)
+		}
+		if u.kind != undoInsert {
+			_ = c.putRaw(record{id: u.id, raw: u.old})
+		}
+	}
+	tx.undo = nil
+}
+
+// prepare encodes doc and computes its index keys, checking unique indexes against every
+// other document (self is the record being replaced, if any).
+func (c *Collection) prepare(doc bson.D, self RecordID) ([]byte, [][]ikey, error) {
+	raw, err := bsonkit.Encode(doc)
+	if err != nil {
+		return nil, nil, mongoerr.New(mongoerr.BadValue, "cannot encode document: %v", err)
+	}
+	if len(raw) > maxDocSize {
+		return nil, nil, mongoerr.New(mongoerr.BSONObjectTooLarge,
+			"object to insert too large. size in bytes: %d, max size: %d", len(raw), maxDocSize)
+	}
+	// Index what will be read back, not the caller's (possibly aliased, loosely typed) values.
+	stored, err := bsonkit.Decode(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys := make([][]ikey, len(c.indexes))
+	for i, ix := range c.indexes {
+		if keys[i], err = ix.keysOf(stored); err != nil {
+			return nil, nil, err
+		}
+	}
+	for i, ix := range c.indexes {
+		if ix.spec.Unique {
+			if err := c.checkUnique(ix, keys[i], self); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return raw, keys, nil
+}
+
+// put stores r with its precomputed index keys.
+func (c *Collection) put(r record, keys [][]ikey) {
+	c.docs.ReplaceOrInsert(r)
+	c.dataSize += int64(len(r.raw))
+	for i, ix := range c.indexes {
+		ix.insert(r.id, keys[i])
+	}
+}
+
+// putRaw stores r, computing its index keys without unique checks (reload and rollback).
+func (c *Collection) putRaw(r record) error {
+	d, err := bsonkit.Decode(r.raw)
+	if err != nil {
+		return err
+	}
+	keys := make([][]ikey, len(c.indexes))
+	for i, ix := range c.indexes {
+		if keys[i], err = ix.keysOf(d); err != nil {
+			return err
+		}
+	}
+	c.put(r, keys)
+	if r.id >= c.nextID {
+		c.nextID = r.id + 1
+	}
+	return nil
+}
+
+// remove deletes r and its index entries.
+func (c *Collection) remove(r record) error {
+	d, err := bsonkit.Decode(r.raw)
+	if err != nil {
+		return err
+	}
+	for _, ix := range c.indexes {
+		keys, err := ix.keysOf(d)
+		if err != nil {
+			return err
+		}
+		ix.delete(r.id, keys)
+	}
+	c.docs.Delete(r)
+	c.dataSize -= int64(len(r.raw))
+	return nil
+}

@@ -1,0 +1,252 @@
+package embedmongo
+
+import (
+	"bytes"
+	"sort"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/bankd/bankd/embedmongo/internal/agg"
+	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
+	"github.com/bankd/bankd/embedmongo/internal/expr"
+	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
+	"github.com/bankd/bankd/embedmongo/internal/query"
+	"github.com/bankd/bankd/embedmongo/internal/storage"
+	"github.com/bankd/bankd/embedmongo/internal/update"
+)
+
+// writeError is one entry of a write command's writeErrors array.
+type writeError struct {
+	index int
+	err   *mongoerr.Error
+}
+
+func writeErrorsArray(errs []writeError) bson.A {
+	a := make(bson.A, 0, len(errs))
+	for _, we := range errs {
+		d := bson.D{{Key: "index", Value: int32(we.index)}, {Key: "code", Value: we.err.Code}}
+		d = append(d, bson.E{Key: "errmsg", Value: we.err.Msg})
+		d = append(d, we.err.Extra...)
+		a = append(a, d)
+	}
+	return a
+}
+
+// prepareInsert puts _id first (generating an ObjectId when absent) and validates the document
+// the way mongod does before storing it.
+func prepareInsert(doc bson.D) (bson.D, error) {
+	idIdx := -1
+	for i, e := range doc {
+		if e.Key == "_id" {
+			idIdx = i
+			break
+		}
+	}
+	var out bson.D
+	if idIdx < 0 {
+		out = make(bson.D, 0, len(doc)+1)
+		out = append(out, bson.E{Key: "_id", Value: bson.NewObjectID()})
+		out = append(out, doc...)
+	} else if idIdx == 0 {
+		out = doc
+	} else {
+		out = make(bson.D, 0, len(doc))
+		out = append(out, doc[idIdx])
+		out = append(out, doc[:idIdx]...)
+		out = append(out, doc[idIdx+1:]...)
+	}
+	if err := validateID(out[0].Value); err != nil {
+		return nil, err
+	}
+	if err := checkSize(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func validateID(id any) error {
+	switch id.(type) {
+	case bson.A:
+		return mongoerr.New(mongoerr.InvalidIdField, "The '_id' value cannot be of type array")
+	case bson.Regex:
+		return mongoerr.New(mongoerr.InvalidIdField, "can't use a regex for _id")
+	case bson.Undefined:
+		return mongoerr.New(mongoerr.InvalidIdField, "can't use a undefined for _id")
+	}
+	return nil
+}
+
+func checkSize(doc bson.D) error {
+	b, err := bson.Marshal(doc)
+	if err != nil {
+		return mongoerr.New(mongoerr.BadValue, "cannot encode document: %v", err)
+	}
+	if len(b) > MaxBSONObjectSize {
+		return mongoerr.New(mongoerr.BSONObjectTooLarge, "object to insert too large. size in bytes: %d, max size: %d", len(b), MaxBSONObjectSize)
+	}
+	return nil
+}
+
+// modifier is a compiled update: an operator/replacement document or a pipeline.
+type modifier struct {
+	upd      *update.Update
+	pipeline []bson.D
+	vars     expr.Vars
+}
+
+func compileModifier(u any, arrayFilters []bson.D, vars expr.Vars) (*modifier, error) {
+	switch x := u.(type) {
+	case bson.D:
+		upd, err := update.Compile(x, update.Options{ArrayFilters: arrayFilters, Vars: vars})
+		if err != nil {
+			return nil, err
+		}
+		return &modifier{upd: upd, vars: vars}, nil
+	case bson.A:
+		if len(arrayFilters) > 0 {
+			return nil, mongoerr.New(mongoerr.FailedToParse, "arrayFilters may not be specified for pipeline-style updates")
+		}
+		stages := make([]bson.D, 0, len(x))
+		for _, s := range x {
+			d, ok := s.(bson.D)
+			if !ok {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "Each element of the 'pipeline' array must be an object")
+			}
+			stages = append(stages, d)
+		}
+		return &modifier{pipeline: stages, vars: vars}, nil
+	}
+	return nil, mongoerr.New(mongoerr.FailedToParse, "Update argument must be either an object or an array")
+}
+
+func (m *modifier) isReplacement() bool { return m.upd != nil && m.upd.IsReplacement() }
+
+// apply computes the new version of doc; insert marks an upsert's new document.
+func (m *modifier) apply(doc bson.D, pos int, insert bool) (bson.D, error) {
+	var out bson.D
+	var err error
+	if m.upd != nil {
+		out, err = m.upd.Apply(doc, pos, insert)
+	} else {
+		out, err = agg.ApplyUpdatePipeline(m.pipeline, bsonkit.CopyDoc(doc), m.vars)
+	}
+	if err != nil {
+		return nil, err
+	}
+	oldID, hadID := bsonkit.Get(doc, "_id")
+	newID, hasID := bsonkit.Get(out, "_id")
+	switch {
+	case hadID && !hasID:
+		out = append(bson.D{{Key: "_id", Value: oldID}}, out...)
+	case hadID && !sameValue(oldID, newID):
+		return nil, mongoerr.New(mongoerr.ImmutableField, "Performing an update on the path '_id' would modify the immutable field '_id'")
+	}
+	if err := checkSize(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// sameValue is exact equality (type included), so NumberLong(1) → 1.0 counts as a change.
+func sameValue(a, b any) bool {
+	x, err1 := bson.Marshal(bson.D{{Key: "v", Value: a}})
+	y, err2 := bson.Marshal(bson.D{{Key: "v", Value: b}})
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+func sameDoc(a, b bson.D) bool {
+	x, err1 := bson.Marshal(a)
+	y, err2 := bson.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// updateSpec is one parsed update statement.
+type updateSpec struct {
+	filter  bson.D
+	matcher *query.Matcher
+	mod     *modifier
+	multi   bool
+	upsert  bool
+	sort    *query.Sort
+}
+
+// updateResult is what one statement did.
+type updateResult struct {
+	matched, modified int
+	upsertedID        any
+	upserted          bool
+	before, after     bson.D // for findAndModify: the (first) document before and after
+}
+
+// applyUpdate runs one update statement inside a collection write.
+func applyUpdate(tx *storage.Tx, s *updateSpec) (updateResult, error) {
+	var res updateResult
+	found, err := tx.Find(s.filter, s.matcher.Match)
+	if err != nil {
+		return res, err
+	}
+	if s.sort != nil && len(found) > 1 {
+		sortDocs(found, s.sort)
+	}
+	if !s.multi && len(found) > 1 {
+		found = found[:1]
+	}
+	for _, d := range found {
+		_, pos, err := s.matcher.MatchPositional(d.Doc)
+		if err != nil {
+			return res, err
+		}
+		newDoc, err := s.mod.apply(d.Doc, pos, false)
+		if err != nil {
+			return res, err
+		}
+		res.matched++
+		if res.before == nil {
+			res.before, res.after = d.Doc, newDoc
+		}
+		if sameDoc(d.Doc, newDoc) {
+			continue
+		}
+		if err := tx.Replace(d.ID, newDoc); err != nil {
+			return res, err
+		}
+		res.modified++
+	}
+	if res.matched > 0 || !s.upsert {
+		return res, nil
+	}
+	seed, err := query.UpsertSeed(s.filter)
+	if err != nil {
+		return res, err
+	}
+	var doc bson.D
+	if s.mod.isReplacement() {
+		doc, err = s.mod.apply(bson.D{}, -1, true)
+		if err != nil {
+			return res, err
+		}
+		if id, ok := bsonkit.Get(seed, "_id"); ok {
+			if _, has := bsonkit.Get(doc, "_id"); !has {
+				doc = append(bson.D{{Key: "_id", Value: id}}, doc...)
+			}
+		}
+	} else {
+		doc, err = s.mod.apply(seed, -1, true)
+		if err != nil {
+			return res, err
+		}
+	}
+	doc, err = prepareInsert(doc)
+	if err != nil {
+		return res, err
+	}
+	if _, err := tx.Insert(doc); err != nil {
+		return res, err
+	}
+	res.upserted, res.upsertedID, res.after = true, doc[0].Value, doc
+	return res, nil
+}
+
+func sortDocs(docs []storage.Doc, s *query.Sort) {
+	sort.SliceStable(docs, func(i, j int) bool { return s.Compare(docs[i].Doc, docs[j].Doc) < 0 })
+}

@@ -1,0 +1,162 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// New returns a Locker for the documents of coll.
+func New(coll *mongo.Collection, cfg Config) (*Locker, error) {
+	return newLocker(&mongoStore{coll: coll, now: cfg.Now}, cfg)
+}
+
+type mongoStore struct {
+	coll *mongo.Collection
+	now  func() time.Time // local clock: only for Lease.start
+}
+
+func (s *mongoStore) localNow() time.Time {
+	if s.now == nil {
+		return time.Now()
+	}
+	return s.now()
+}
+
+// Available is the filter part admitting a document whose lease is free: never
+// taken, released, or expired by the database's clock ($$NOW), so that
+// instances with skewed clocks cannot take a live lease.
+func Available() bson.D {
+	return bson.D{{Key: "$or", Value: bson.A{
+		bson.D{{Key: FieldOwner, Value: nil}},
+		bson.D{{Key: "$expr", Value: bson.D{{Key: "$lte", Value: bson.A{
+			bson.D{{Key: "$add", Value: bson.A{"$" + FieldTimestamp, "$" + FieldDuration}}},
+			"$$NOW",
+		}}}}},
+	}}}
+}
+
+func (s *mongoStore) acquire(ctx context.Context, key, owner string, d time.Duration, checkExists bool) (*Lease, error) {
+	filter := append(bson.D{{Key: "_id", Value: key}}, Available()...)
+	update := mongo.Pipeline{{{Key: "$set", Value: bson.D{
+		{Key: FieldOwner, Value: bson.D{{Key: "$literal", Value: owner}}},
+		{Key: FieldTimestamp, Value: "$$NOW"},
+		{Key: FieldDuration, Value: d.Milliseconds()},
+		{Key: FieldToken, Value: bson.D{{Key: "$add", Value: bson.A{
+			bson.D{{Key: "$ifNull", Value: bson.A{"$" + FieldToken, int64(0)}}}, int64(1),
+		}}}},
+	}}}}
+	start := s.localNow()
+	raw, err := s.coll.FindOneAndUpdate(ctx, filter, update,
+		options.FindOneAndUpdate().SetReturnDocument(options.After)).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		if checkExists {
+			n, cerr := s.coll.CountDocuments(ctx, bson.D{{Key: "_id", Value: key}}, options.Count().SetLimit(1))
+			if cerr != nil {
+				return nil, fmt.Errorf("lease %s: %w", key, cerr)
+			}
+			if n == 0 {
+				return nil, fmt.Errorf("lease %s: %w", key, ErrNotFound)
+			}
+		}
+		return nil, ErrHeld
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lease %s: %w", key, err)
+	}
+	lease := &Lease{Key: key, Owner: owner, Duration: d, Doc: raw, start: start}
+	if err := readLease(raw, lease); err != nil {
+		return nil, fmt.Errorf("lease %s: %w", key, err)
+	}
+	return lease, nil
+}
+
+// readLease fills Token and Since from a leased document.
+func readLease(raw bson.Raw, l *Lease) error {
+	tok, ok := raw.Lookup(FieldToken).AsInt64OK()
+	if !ok {
+		return fmt.Errorf("document has no numeric %s", FieldToken)
+	}
+	since, ok := raw.Lookup(FieldTimestamp).TimeOK()
+	if !ok {
+		return fmt.Errorf("document has no date %s", FieldTimestamp)
+	}
+	l.Token, l.Since = tok, since
+	return nil
+}
+
+func (s *mongoStore) renew(ctx context.Context, l *Lease) error {
+	update := mongo.Pipeline{{{Key: "$set", Value: bson.D{
+		{Key: FieldTimestamp, Value: "$$NOW"},
+		{Key: FieldDuration, Value: l.Duration.Milliseconds()},
+	}}}}
+	start := s.localNow()
+	raw, err := s.coll.FindOneAndUpdate(ctx, l.Fence(), update,
+		options.FindOneAndUpdate().SetReturnDocument(options.After).
+			SetProjection(bson.D{{Key: FieldToken, Value: 1}, {Key: FieldTimestamp, Value: 1}})).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return fmt.Errorf("renew %s token %d: %w", l.Key, l.Token, ErrLeaseLost)
+	}
+	if err != nil {
+		return fmt.Errorf("renew %s: %w", l.Key, err)
+	}
+	l.start = start
+	return readLease(raw, l)
+}
+
+func (s *mongoStore) release(ctx context.Context, l *Lease) error {
+	res, err := s.coll.UpdateOne(ctx, l.Fence(), bson.D{{Key: "$unset", Value: ReleaseFields()}})
+	if err != nil {
+		return fmt.Errorf("release %s: %w", l.Key, err)
+	}
+	if res.MatchedCount == 0 {
+		return fmt.Errorf("release %s token %d: %w", l.Key, l.Token, ErrLeaseLost)
+	}
+	return nil
+}
+
+// acquireOrInsert upserts: the filter admits the document only when its lease
+// is available; the pipeline keeps every existing field ($ifNull) and adds
+// fields only to a new document. Leased by another owner, the filter fails,
+// the upsert tries to insert a second document with the same _id and the
+// server answers DuplicateKey: that is ErrHeld. The pre-image tells a new
+// document (none) from an existing one, whose token we then know is +1.
+func (s *mongoStore) acquireOrInsert(ctx context.Context, key, owner string, d time.Duration, fields bson.D) (*Lease, error) {
+	filter := append(bson.D{{Key: "_id", Value: key}}, Available()...)
+	set := make(bson.D, 0, len(fields)+4)
+	for _, f := range fields {
+		set = append(set, bson.E{Key: f.Key, Value: bson.D{{Key: "$ifNull", Value: bson.A{
+			"$" + f.Key, bson.D{{Key: "$literal", Value: f.Value}},
+		}}}})
+	}
+	set = append(set,
+		bson.E{Key: FieldOwner, Value: bson.D{{Key: "$literal", Value: owner}}},
+		bson.E{Key: FieldTimestamp, Value: "$$NOW"},
+		bson.E{Key: FieldDuration, Value: d.Milliseconds()},
+		bson.E{Key: FieldToken, Value: bson.D{{Key: "$add", Value: bson.A{
+			bson.D{{Key: "$ifNull", Value: bson.A{"$" + FieldToken, int64(0)}}}, int64(1),
+		}}}},
+	)
+	start := s.localNow()
+	raw, err := s.coll.FindOneAndUpdate(ctx, filter, mongo.Pipeline{{{Key: "$set", Value: set}}},
+		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.Before)).Raw()
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments): // inserted
+		doc, merr := bson.Marshal(append(bson.D{{Key: "_id", Value: key}}, fields...))
+		if merr != nil {
+			return nil, merr
+		}
+		return &Lease{Key: key, Owner: owner, Token: 1, Duration: d, Doc: doc, Created: true, start: start}, nil
+	case mongo.IsDuplicateKeyError(err):
+		return nil, ErrHeld
+	case err != nil:
+		return nil, fmt.Errorf("lease %s: %w", key, err)
+	}
+	prev, _ := raw.Lookup(FieldToken).AsInt64OK()
+	return &Lease{Key: key, Owner: owner, Token: prev + 1, Duration: d, Doc: raw, start: start}, nil
+}
