@@ -10,7 +10,9 @@ import (
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
 )
 
-// cmdHello answers hello and the legacy isMaster: a writable standalone of MongoDB 7.0.
+// cmdHello answers hello and the legacy isMaster: a writable standalone of MongoDB 7.0. It sends
+// no topologyVersion, so drivers poll (every heartbeatFrequencyMS) instead of using the
+// streaming protocol, whose long-poll replies a standalone with a fixed topology gains nothing from.
 func cmdHello(c *cmdCtx) (bson.D, error) {
 	if client, ok := c.arg("client"); ok {
 		if app, ok := bsonkit.GetPath(client, "application.name").(string); ok {
@@ -27,7 +29,6 @@ func cmdHello(c *cmdCtx) (bson.D, error) {
 	}
 	return append(r,
 		bson.E{Key: primaryField, Value: true},
-		bson.E{Key: "topologyVersion", Value: bson.D{{Key: "processId", Value: processID}, {Key: "counter", Value: int64(0)}}},
 		bson.E{Key: "maxBsonObjectSize", Value: int32(MaxBSONObjectSize)},
 		bson.E{Key: "maxMessageSizeBytes", Value: int32(MaxMessageSizeBytes)},
 		bson.E{Key: "maxWriteBatchSize", Value: int32(MaxWriteBatchSize)},
@@ -39,8 +40,6 @@ func cmdHello(c *cmdCtx) (bson.D, error) {
 		bson.E{Key: "readOnly", Value: false},
 	), nil
 }
-
-var processID = bson.NewObjectID()
 
 func cmdPing(*cmdCtx) (bson.D, error) { return bson.D{}, nil }
 

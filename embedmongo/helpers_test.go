@@ -2,6 +2,7 @@ package embedmongo
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -37,3 +38,5 @@ func testCtx(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+func envSet(name string) bool { v := os.Getenv(name); return v != "" && v != "0" }

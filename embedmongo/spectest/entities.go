@@ -38,6 +38,8 @@ type clientEntity struct {
 	sensitive bool            // observeSensitiveCommands
 	dropped   map[int64]bool  // request IDs of ignored started events
 	events    []observedEvent // in arrival order
+
+	writeConcern *writeconcern.WriteConcern // from uriOptions, if any
 }
 
 // sensitiveCommands are never observed unless observeSensitiveCommands is set (command
@@ -136,6 +138,9 @@ type entityMap struct {
 	// readConcerns remembers collection entities' read concerns: the driver v2 does not expose
 	// them, and commands the runner sends itself (count) must carry them.
 	readConcerns map[*mongo.Collection]*readconcern.ReadConcern
+	// writeConcerns likewise, to spot unacknowledged collections (see driver_gaps.go).
+	writeConcerns   map[*mongo.Collection]*writeconcern.WriteConcern
+	dbWriteConcerns map[*mongo.Database]*writeconcern.WriteConcern
 }
 
 func newEntityMap() *entityMap {
@@ -146,7 +151,10 @@ func newEntityMap() *entityMap {
 		sessions:    map[string]*mongo.Session{},
 		values:      map[string]any{},
 
-		readConcerns: map[*mongo.Collection]*readconcern.ReadConcern{},
+		readConcerns:  map[*mongo.Collection]*readconcern.ReadConcern{},
+		writeConcerns: map[*mongo.Collection]*writeconcern.WriteConcern{},
+
+		dbWriteConcerns: map[*mongo.Database]*writeconcern.WriteConcern{},
 	}
 }
 
@@ -259,6 +267,9 @@ func (r *Runner) createClient(ctx context.Context, m *entityMap, id string, a *a
 		return err
 	}
 	copts := options.Client().ApplyURI(uri).SetMonitor(ce.monitor())
+	if wc := copts.WriteConcern; wc != nil {
+		ce.writeConcern = wc
+	}
 	client, err := mongo.Connect(copts)
 	if err != nil {
 		return err
@@ -309,6 +320,7 @@ func createDatabase(m *entityMap, id string, a *args) error {
 	}
 	name := a.str("databaseName")
 	dopts := options.Database()
+	dbWC := ce.writeConcern
 	if d, ok := a.doc("databaseOptions"); ok {
 		rc, wc, rp, err := collOrDBOptions(d)
 		if err != nil {
@@ -319,6 +331,7 @@ func createDatabase(m *entityMap, id string, a *args) error {
 		}
 		if wc != nil {
 			dopts.SetWriteConcern(wc)
+			dbWC = wc
 		}
 		if rp != nil {
 			dopts.SetReadPreference(rp)
@@ -327,7 +340,9 @@ func createDatabase(m *entityMap, id string, a *args) error {
 	if err := a.finish(); err != nil {
 		return err
 	}
-	m.databases[id] = ce.client.Database(name, dopts)
+	db := ce.client.Database(name, dopts)
+	m.databases[id] = db
+	m.dbWriteConcerns[db] = dbWC
 	return nil
 }
 
@@ -339,6 +354,7 @@ func createCollection(m *entityMap, id string, a *args) error {
 	name := a.str("collectionName")
 	copts := options.Collection()
 	var collRC *readconcern.ReadConcern
+	collWC := m.dbWriteConcerns[db]
 	if d, ok := a.doc("collectionOptions"); ok {
 		rc, wc, rp, err := collOrDBOptions(d)
 		if err != nil {
@@ -350,6 +366,7 @@ func createCollection(m *entityMap, id string, a *args) error {
 		}
 		if wc != nil {
 			copts.SetWriteConcern(wc)
+			collWC = wc
 		}
 		if rp != nil {
 			copts.SetReadPreference(rp)
@@ -361,6 +378,7 @@ func createCollection(m *entityMap, id string, a *args) error {
 	coll := db.Collection(name, copts)
 	m.collections[id] = coll
 	m.readConcerns[coll] = collRC
+	m.writeConcerns[coll] = collWC
 	return nil
 }
 

@@ -27,19 +27,44 @@ func splitModel(v any, i int) (string, *args, error) {
 	return d[0].Key, newArgs(fmt.Sprintf("request %d (%s)", i, d[0].Key), body), nil
 }
 
-func collectionModel(kind string, a *args) (mongo.WriteModel, error) {
+func parseBulkRequest(kind string, a *args) (bulkRequest, error) {
+	req := bulkRequest{kind: kind}
 	if kind == "insertOne" {
-		doc, _ := a.doc("document")
-		return mongo.NewInsertOneModel().SetDocument(doc), a.finish()
+		req.doc, _ = a.doc("document")
+		return req, a.finish()
 	}
-	w := readWriteOptions(a, kind)
+	req.w = readWriteOptions(a, kind)
 	if err := a.finish(); err != nil {
-		return nil, err
+		return req, err
 	}
+	w := req.w
 	if w.comment != nil || w.let != nil || w.rawData != nil || w.bypass != nil {
-		return nil, fmt.Errorf("%s: comment/let/rawData/bypassDocumentValidation are bulk-level options", kind)
+		return req, fmt.Errorf("%s: comment/let/rawData/bypassDocumentValidation are bulk-level options", kind)
 	}
 	switch kind {
+	case "updateOne", "replaceOne":
+		if kind == "replaceOne" && w.arrayFilters != nil {
+			return req, errors.New("replaceOne: arrayFilters is not an option")
+		}
+	case "updateMany":
+		if w.sort != nil {
+			return req, errors.New("updateMany: sort is not an option")
+		}
+	case "deleteOne", "deleteMany":
+		if w.arrayFilters != nil || w.upsert != nil || w.sort != nil {
+			return req, fmt.Errorf("%s: arrayFilters/upsert/sort are not options", kind)
+		}
+	default:
+		return req, fmt.Errorf("unsupported write model %q", kind)
+	}
+	return req, nil
+}
+
+func collectionModel(req bulkRequest) mongo.WriteModel {
+	w := req.w
+	switch req.kind {
+	case "insertOne":
+		return mongo.NewInsertOneModel().SetDocument(req.doc)
 	case "updateOne":
 		m := mongo.NewUpdateOneModel().SetFilter(w.filter).SetUpdate(w.update)
 		if w.arrayFilters != nil {
@@ -57,7 +82,7 @@ func collectionModel(kind string, a *args) (mongo.WriteModel, error) {
 		if w.sort != nil {
 			m.SetSort(w.sort)
 		}
-		return m, nil
+		return m
 	case "updateMany":
 		m := mongo.NewUpdateManyModel().SetFilter(w.filter).SetUpdate(w.update)
 		if w.arrayFilters != nil {
@@ -72,15 +97,9 @@ func collectionModel(kind string, a *args) (mongo.WriteModel, error) {
 		if w.upsert != nil {
 			m.SetUpsert(*w.upsert)
 		}
-		if w.sort != nil {
-			return nil, errors.New("updateMany: sort is not an option")
-		}
-		return m, nil
+		return m
 	case "replaceOne":
 		m := mongo.NewReplaceOneModel().SetFilter(w.filter).SetReplacement(w.update)
-		if w.arrayFilters != nil {
-			return nil, errors.New("replaceOne: arrayFilters is not an option")
-		}
 		if w.collation != nil {
 			m.SetCollation(w.collation)
 		}
@@ -93,59 +112,76 @@ func collectionModel(kind string, a *args) (mongo.WriteModel, error) {
 		if w.sort != nil {
 			m.SetSort(w.sort)
 		}
-		return m, nil
-	case "deleteOne", "deleteMany":
-		if w.arrayFilters != nil || w.upsert != nil || w.sort != nil {
-			return nil, fmt.Errorf("%s: arrayFilters/upsert/sort are not options", kind)
-		}
-		if kind == "deleteOne" {
-			m := mongo.NewDeleteOneModel().SetFilter(w.filter)
-			if w.collation != nil {
-				m.SetCollation(w.collation)
-			}
-			if w.hint != nil {
-				m.SetHint(w.hint)
-			}
-			return m, nil
-		}
-		m := mongo.NewDeleteManyModel().SetFilter(w.filter)
+		return m
+	case "deleteOne":
+		m := mongo.NewDeleteOneModel().SetFilter(w.filter)
 		if w.collation != nil {
 			m.SetCollation(w.collation)
 		}
 		if w.hint != nil {
 			m.SetHint(w.hint)
 		}
-		return m, nil
+		return m
 	}
-	return nil, fmt.Errorf("unsupported write model %q", kind)
+	m := mongo.NewDeleteManyModel().SetFilter(w.filter)
+	if w.collation != nil {
+		m.SetCollation(w.collation)
+	}
+	if w.hint != nil {
+		m.SetHint(w.hint)
+	}
+	return m
 }
 
-func bulkWrite(ctx context.Context, coll *mongo.Collection, a *args) (opResult, error) {
-	var models []mongo.WriteModel
+func (tr *testRun) bulkWrite(ctx context.Context, coll *mongo.Collection, a *args) (opResult, error) {
+	var reqs []bulkRequest
+	hint, minVersion := false, [3]int{}
 	for i, v := range a.array("requests") {
 		kind, ma, err := splitModel(v, i)
 		if err != nil {
 			return opResult{}, err
 		}
-		m, err := collectionModel(kind, ma)
+		req, err := parseBulkRequest(kind, ma)
 		if err != nil {
 			return opResult{}, err
 		}
-		models = append(models, m)
+		if req.hasHint() {
+			hint = true
+			v := hintUpdateVersion
+			if req.command() == "delete" {
+				v = hintDeleteVersion
+			}
+			if compareVersions(v, minVersion) > 0 {
+				minVersion = v
+			}
+		}
+		reqs = append(reqs, req)
 	}
+	// Bulk-level options, kept in a writeOptions for the unacknowledged path.
+	var bulk writeOptions
+	var ordered *bool
 	o := options.BulkWrite()
-	if v, ok := a.take("ordered"); ok {
-		b, _ := v.(bool)
+	if a.has("ordered") {
+		b := a.boolean("ordered")
+		ordered = &b
 		o.SetOrdered(b)
 	}
-	if v, ok := a.take("bypassDocumentValidation"); ok {
-		b, _ := v.(bool)
+	if a.has("bypassDocumentValidation") {
+		b := a.boolean("bypassDocumentValidation")
+		bulk.bypass = &b
 		o.SetBypassDocumentValidation(b)
+		if extra, ok := bypassFalse(&b); ok {
+			if err := xoptions.SetInternalBulkWriteOptions(o, "addCommandFields", extra); err != nil {
+				return opResult{}, err
+			}
+		}
 	}
 	if v, ok := a.take("comment"); ok {
+		bulk.comment = v
 		o.SetComment(v)
 	}
 	if v, ok := a.doc("let"); ok {
+		bulk.let = v
 		o.SetLet(v)
 	}
 	if v, ok := a.take("rawData"); ok {
@@ -155,6 +191,13 @@ func bulkWrite(ctx context.Context, coll *mongo.Collection, a *args) (opResult, 
 	}
 	if err := a.finish(); err != nil {
 		return opResult{}, err
+	}
+	if tr.unacknowledgedHint(coll, hint, minVersion) {
+		return unacknowledgedBulkWrite(ctx, coll, reqs, ordered, bulk), nil
+	}
+	models := make([]mongo.WriteModel, len(reqs))
+	for i, req := range reqs {
+		models[i] = collectionModel(req)
 	}
 	res, err := coll.BulkWrite(ctx, models, o)
 	var doc any = absent

@@ -32,9 +32,9 @@ func (tr *testRun) collectionOp(ctx context.Context, coll *mongo.Collection, nam
 			return coll.Aggregate(ctx, p, o)
 		})
 	case "bulkWrite":
-		return bulkWrite(ctx, coll, a)
+		return tr.bulkWrite(ctx, coll, a)
 	case "find":
-		return find(ctx, coll, a)
+		return tr.find(ctx, coll, a)
 	case "findOne":
 		return findOne(ctx, coll, a)
 	case "countDocuments":
@@ -42,7 +42,7 @@ func (tr *testRun) collectionOp(ctx context.Context, coll *mongo.Collection, nam
 	case "estimatedDocumentCount":
 		return estimatedDocumentCount(ctx, coll, tr.entities.readConcerns[coll], a)
 	case "count":
-		return countCommand(ctx, coll, tr.entities.readConcerns[coll], a)
+		return tr.countCommand(ctx, coll, tr.entities.readConcerns[coll], a)
 	case "distinct":
 		return distinct(ctx, coll, a)
 	case "insertOne":
@@ -50,11 +50,11 @@ func (tr *testRun) collectionOp(ctx context.Context, coll *mongo.Collection, nam
 	case "insertMany":
 		return insertMany(ctx, coll, a)
 	case "updateOne", "updateMany", "replaceOne":
-		return updateOp(ctx, coll, name, a)
+		return tr.updateOp(ctx, coll, name, a)
 	case "deleteOne", "deleteMany":
-		return deleteOp(ctx, coll, name, a)
+		return tr.deleteOp(ctx, coll, name, a)
 	case "findOneAndUpdate", "findOneAndReplace", "findOneAndDelete":
-		return findAndModify(ctx, coll, name, a)
+		return tr.findAndModify(ctx, coll, name, a)
 	case "createIndex":
 		return createIndex(ctx, coll, a)
 	case "drop":
@@ -99,9 +99,12 @@ func aggregate(ctx context.Context, a *args, run func(any, *options.AggregateOpt
 	if n, ok := a.int64("batchSize"); ok {
 		o.SetBatchSize(int32(n))
 	}
-	if v, ok := a.take("bypassDocumentValidation"); ok {
-		b, _ := v.(bool)
+	if a.has("bypassDocumentValidation") {
+		b := a.boolean("bypassDocumentValidation")
 		o.SetBypassDocumentValidation(b)
+		if _, ok := bypassFalse(&b); ok {
+			o.SetCustom(bson.M{"bypassDocumentValidation": false})
+		}
 	}
 	if c, ok := a.collation("collation"); ok {
 		o.SetCollation(c)
@@ -127,15 +130,16 @@ func aggregate(ctx context.Context, a *args, run func(any, *options.AggregateOpt
 	return readAll(ctx, cur, err), nil
 }
 
-func find(ctx context.Context, coll *mongo.Collection, a *args) (opResult, error) {
+func (tr *testRun) find(ctx context.Context, coll *mongo.Collection, a *args) (opResult, error) {
 	o := options.Find()
 	filter := a.docOrEmpty("filter")
 	if v, ok := a.take("allowDiskUse"); ok {
 		b, _ := v.(bool)
 		o.SetAllowDiskUse(b)
 	}
-	if n, ok := a.int64("batchSize"); ok {
-		o.SetBatchSize(int32(n))
+	batch, hasBatch := a.int64("batchSize")
+	if hasBatch {
+		o.SetBatchSize(int32(batch))
 	}
 	if c, ok := a.collation("collation"); ok {
 		o.SetCollation(c)
@@ -149,8 +153,9 @@ func find(ctx context.Context, coll *mongo.Collection, a *args) (opResult, error
 	if v, ok := a.doc("let"); ok {
 		o.SetLet(v)
 	}
-	if n, ok := a.int64("limit"); ok {
-		o.SetLimit(n)
+	limit, hasLimit := a.int64("limit")
+	if hasLimit {
+		o.SetLimit(limit)
 	}
 	if n, ok := a.int64("skip"); ok {
 		o.SetSkip(n)
@@ -168,6 +173,11 @@ func find(ctx context.Context, coll *mongo.Collection, a *args) (opResult, error
 	}
 	if err := a.finish(); err != nil {
 		return opResult{}, err
+	}
+	if hasLimit && hasBatch && limit > 0 && batch == limit {
+		// The CRUD spec has drivers ask for one more document than the limit so that the
+		// server closes the cursor after the first batch; driver v2 does not (GODRIVER-3395).
+		o.SetBatchSize(int32(limit + 1))
 	}
 	cur, err := coll.Find(ctx, filter, o)
 	return readAll(ctx, cur, err), nil
@@ -277,7 +287,7 @@ func estimatedDocumentCount(ctx context.Context, coll *mongo.Collection, rc *rea
 
 // countCommand implements the deprecated count helper, which the Go driver v2 no longer has,
 // by sending the count command as drivers did.
-func countCommand(ctx context.Context, coll *mongo.Collection, rc *readconcern.ReadConcern, a *args) (opResult, error) {
+func (tr *testRun) countCommand(ctx context.Context, coll *mongo.Collection, rc *readconcern.ReadConcern, a *args) (opResult, error) {
 	cmd := bson.D{{Key: "count", Value: coll.Name()}}
 	if v, ok := a.doc("filter"); ok {
 		cmd = append(cmd, bson.E{Key: "query", Value: v})
@@ -290,10 +300,14 @@ func countCommand(ctx context.Context, coll *mongo.Collection, rc *readconcern.R
 	if v, ok := a.doc("collation"); ok {
 		cmd = append(cmd, bson.E{Key: "collation", Value: v})
 	}
-	for _, k := range []string{"hint", "comment", "rawData"} {
+	for _, k := range []string{"hint", "comment"} {
 		if v, ok := a.take(k); ok {
 			cmd = append(cmd, bson.E{Key: k, Value: v})
 		}
+	}
+	// Like the driver's rawData option, it is only sent to servers that know it (8.2+).
+	if v, ok := a.take("rawData"); ok && compareVersions(tr.runner.info.Version, [3]int{8, 2, 0}) >= 0 {
+		cmd = append(cmd, bson.E{Key: "rawData", Value: v})
 	}
 	if err := a.finish(); err != nil {
 		return opResult{}, err
@@ -352,9 +366,14 @@ func distinct(ctx context.Context, coll *mongo.Collection, a *args) (opResult, e
 func insertOne(ctx context.Context, coll *mongo.Collection, a *args) (opResult, error) {
 	o := options.InsertOne()
 	doc, _ := a.doc("document")
-	if v, ok := a.take("bypassDocumentValidation"); ok {
-		b, _ := v.(bool)
+	if a.has("bypassDocumentValidation") {
+		b := a.boolean("bypassDocumentValidation")
 		o.SetBypassDocumentValidation(b)
+		if extra, ok := bypassFalse(&b); ok {
+			if err := xoptions.SetInternalInsertOneOptions(o, "addCommandFields", extra); err != nil {
+				return opResult{}, err
+			}
+		}
 	}
 	if v, ok := a.take("comment"); ok {
 		o.SetComment(v)
@@ -384,9 +403,14 @@ func insertMany(ctx context.Context, coll *mongo.Collection, a *args) (opResult,
 		b, _ := v.(bool)
 		o.SetOrdered(b)
 	}
-	if v, ok := a.take("bypassDocumentValidation"); ok {
-		b, _ := v.(bool)
+	if a.has("bypassDocumentValidation") {
+		b := a.boolean("bypassDocumentValidation")
 		o.SetBypassDocumentValidation(b)
+		if extra, ok := bypassFalse(&b); ok {
+			if err := xoptions.SetInternalInsertManyOptions(o, "addCommandFields", extra); err != nil {
+				return opResult{}, err
+			}
+		}
 	}
 	if v, ok := a.take("comment"); ok {
 		o.SetComment(v)
@@ -420,6 +444,7 @@ type writeOptions struct {
 	arrayFilters bson.A
 	bypass       *bool
 	collation    *options.Collation
+	collationRaw bson.D
 	comment      any
 	hint         any
 	let          bson.D
@@ -444,6 +469,9 @@ func readWriteOptions(a *args, name string) writeOptions {
 		b := a.boolean("bypassDocumentValidation")
 		w.bypass = &b
 	}
+	if v, ok := lookup(a.d, "collation"); ok {
+		w.collationRaw, _ = v.(bson.D)
+	}
 	w.collation, _ = a.collation("collation")
 	w.comment, _ = a.take("comment")
 	w.hint, _ = a.take("hint")
@@ -457,11 +485,15 @@ func readWriteOptions(a *args, name string) writeOptions {
 	return w
 }
 
-func updateOp(ctx context.Context, coll *mongo.Collection, name string, a *args) (opResult, error) {
+func (tr *testRun) updateOp(ctx context.Context, coll *mongo.Collection, name string, a *args) (opResult, error) {
 	w := readWriteOptions(a, name)
 	if err := a.finish(); err != nil {
 		return opResult{}, err
 	}
+	if tr.unacknowledgedHint(coll, w.hint != nil, hintUpdateVersion) {
+		return unacknowledgedWrite(ctx, coll, name, w), nil
+	}
+	extra, hasExtra := bypassFalse(w.bypass)
 	var res *mongo.UpdateResult
 	var err error
 	switch name {
@@ -493,6 +525,11 @@ func updateOp(ctx context.Context, coll *mongo.Collection, name string, a *args)
 		}
 		if w.rawData != nil {
 			if err := xoptions.SetInternalUpdateOneOptions(o, "rawData", w.rawData); err != nil {
+				return opResult{}, err
+			}
+		}
+		if hasExtra {
+			if err := xoptions.SetInternalUpdateOneOptions(o, "addCommandFields", extra); err != nil {
 				return opResult{}, err
 			}
 		}
@@ -528,6 +565,11 @@ func updateOp(ctx context.Context, coll *mongo.Collection, name string, a *args)
 				return opResult{}, err
 			}
 		}
+		if hasExtra {
+			if err := xoptions.SetInternalUpdateManyOptions(o, "addCommandFields", extra); err != nil {
+				return opResult{}, err
+			}
+		}
 		res, err = coll.UpdateMany(ctx, w.filter, w.update, o)
 	case "replaceOne":
 		o := options.Replace()
@@ -557,6 +599,11 @@ func updateOp(ctx context.Context, coll *mongo.Collection, name string, a *args)
 				return opResult{}, err
 			}
 		}
+		if hasExtra {
+			if err := xoptions.SetInternalReplaceOptions(o, "addCommandFields", extra); err != nil {
+				return opResult{}, err
+			}
+		}
 		res, err = coll.ReplaceOne(ctx, w.filter, w.update, o)
 	}
 	if err != nil {
@@ -576,13 +623,16 @@ func updateOp(ctx context.Context, coll *mongo.Collection, name string, a *args)
 	return docResult(d, nil), nil
 }
 
-func deleteOp(ctx context.Context, coll *mongo.Collection, name string, a *args) (opResult, error) {
+func (tr *testRun) deleteOp(ctx context.Context, coll *mongo.Collection, name string, a *args) (opResult, error) {
 	w := readWriteOptions(a, name)
 	if err := a.finish(); err != nil {
 		return opResult{}, err
 	}
 	if w.sort != nil || w.upsert != nil || w.bypass != nil || w.arrayFilters != nil {
 		return opResult{}, fmt.Errorf("%s: unsupported option (sort/upsert/bypassDocumentValidation/arrayFilters)", name)
+	}
+	if tr.unacknowledgedHint(coll, w.hint != nil, hintDeleteVersion) {
+		return unacknowledgedWrite(ctx, coll, name, w), nil
 	}
 	var res *mongo.DeleteResult
 	var err error
@@ -636,7 +686,7 @@ func deleteOp(ctx context.Context, coll *mongo.Collection, name string, a *args)
 	return docResult(bson.D{{Key: "deletedCount", Value: res.DeletedCount}}, nil), nil
 }
 
-func findAndModify(ctx context.Context, coll *mongo.Collection, name string, a *args) (opResult, error) {
+func (tr *testRun) findAndModify(ctx context.Context, coll *mongo.Collection, name string, a *args) (opResult, error) {
 	projection, _ := a.doc("projection")
 	returnDoc := options.Before
 	if a.has("returnDocument") {
@@ -653,6 +703,10 @@ func findAndModify(ctx context.Context, coll *mongo.Collection, name string, a *
 	if err := a.finish(); err != nil {
 		return opResult{}, err
 	}
+	if tr.unacknowledgedHint(coll, w.hint != nil, hintDeleteVersion) {
+		return unacknowledgedFindAndModify(ctx, coll, name, w, projection, returnDoc == options.After), nil
+	}
+	extra, hasExtra := bypassFalse(w.bypass)
 	var sr *mongo.SingleResult
 	switch name {
 	case "findOneAndUpdate":
@@ -692,6 +746,11 @@ func findAndModify(ctx context.Context, coll *mongo.Collection, name string, a *
 				return opResult{}, err
 			}
 		}
+		if hasExtra {
+			if err := xoptions.SetInternalFindOneAndUpdateOptions(o, "addCommandFields", extra); err != nil {
+				return opResult{}, err
+			}
+		}
 		sr = coll.FindOneAndUpdate(ctx, w.filter, w.update, o)
 	case "findOneAndReplace":
 		o := options.FindOneAndReplace()
@@ -727,6 +786,11 @@ func findAndModify(ctx context.Context, coll *mongo.Collection, name string, a *
 		}
 		if w.rawData != nil {
 			if err := xoptions.SetInternalFindOneAndReplaceOptions(o, "rawData", w.rawData); err != nil {
+				return opResult{}, err
+			}
+		}
+		if hasExtra {
+			if err := xoptions.SetInternalFindOneAndReplaceOptions(o, "addCommandFields", extra); err != nil {
 				return opResult{}, err
 			}
 		}

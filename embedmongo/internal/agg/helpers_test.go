@@ -5,7 +5,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
-	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
 )
 
@@ -92,5 +91,3 @@ func runCases(t *testing.T, cases []pipeCase, opts func() Options) {
 		})
 	}
 }
-
-var _ = bsonkit.Missing

@@ -83,5 +83,5 @@ func fmtValue(v any) string {
 	return strings.TrimSuffix(s, "}")
 }
 
-// isNumber and numeric helpers for stage arguments.
+// isNumber reports whether v is a BSON number.
 func isNumber(v any) bool { return bsonkit.IsNumber(v) }

@@ -84,7 +84,8 @@ func (p *projection) insert(path []string, leaf *projKid) error {
 // rather than a nested specification.
 func isExpressionObject(d bson.D) bool { return len(d) > 0 && strings.HasPrefix(d[0].Key, "$") }
 
-// parseProjectionSpec walks spec (recursively for nested objects) and fills the tree.
+// parseSpec walks spec (recursively for nested objects) and fills the tree; a top-level _id
+// flag goes to idFlag (-1 unset, 0 excluded, 1 included) since it does not decide the mode.
 func (p *projection) parseSpec(spec bson.D, prefix []string, idFlag *int) error {
 	for _, e := range spec {
 		if strings.HasSuffix(e.Key, ".$") {
@@ -121,7 +122,10 @@ func (p *projection) parseSpec(spec bson.D, prefix []string, idFlag *int) error 
 		if p.mode != modeAddFields {
 			if flag, ok := projectionFlag(e.Value); ok {
 				if full == "_id" {
-					*idFlag = map[bool]int{true: 1, false: 0}[flag]
+					*idFlag = 0
+					if flag {
+						*idFlag = 1
+					}
 					continue
 				}
 				if flag {

@@ -117,7 +117,8 @@ type ctx struct {
 	current any
 	vars    Vars
 	scope   *scope
-	now     *any // lazily computed $$NOW, shared by child contexts so it is stable
+	top     *ctx // the evaluation's root context, which caches $$NOW so it is stable
+	now     any
 }
 
 // scope is one variable bound by $let, $map, $filter or $reduce; scopes chain outward.
@@ -132,7 +133,8 @@ func newCtx(doc bson.D, vars Vars) *ctx {
 	if doc == nil {
 		root = bson.D{}
 	}
-	c := &ctx{root: root, current: root, vars: vars, now: new(any)}
+	c := &ctx{root: root, current: root, vars: vars}
+	c.top = c
 	if v, ok := vars["ROOT"]; ok {
 		c.root = v
 		c.current = v
@@ -169,10 +171,10 @@ func (c *ctx) lookup(name string) (any, error) {
 	}
 	switch name {
 	case "NOW":
-		if *c.now == nil {
-			*c.now = bson.NewDateTimeFromTime(time.Now())
+		if c.top.now == nil {
+			c.top.now = bson.NewDateTimeFromTime(time.Now())
 		}
-		return *c.now, nil
+		return c.top.now, nil
 	case "CLUSTER_TIME":
 		return nil, mongoerr.New(51144, "Builtin variable '$$CLUSTER_TIME' is not available")
 	}

@@ -265,3 +265,31 @@ func TestLeaseLockExpressions(t *testing.T) {
 		t.Fatalf("got %s", canon(got))
 	}
 }
+
+func TestNowStableAcrossScopes(t *testing.T) {
+	e := ej(t, `{"$map": {"input": [1, 2], "in": "$$NOW"}}`)
+	got, err := Eval(bson.A{e, "$$NOW"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arr := got.(bson.A)
+	inner := arr[0].(bson.A)
+	if inner[0] != arr[1] || inner[1] != arr[1] {
+		t.Fatalf("NOW differs within one evaluation: %v", got)
+	}
+}
+
+func TestCompileReportsParseErrors(t *testing.T) {
+	// Parse errors surface at Compile even in branches never evaluated.
+	_, err := Compile(ej(t, `{"$cond": [false, {"$bogus": 1}, 1]}`))
+	if !mongoerr.Is(err, 168) {
+		t.Fatalf("got %v", err)
+	}
+	x, err := Compile(ej(t, `{"$add": [1, 2]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := x.IsConstant(); !ok || v != int32(3) {
+		t.Fatalf("constant folding: %v %v", v, ok)
+	}
+}

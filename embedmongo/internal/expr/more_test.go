@@ -204,3 +204,21 @@ func TestAccumulatorExpressions(t *testing.T) {
 		{`{"$stdDevSamp": [1]}`, doc, `null`, 0},
 	})
 }
+
+func TestSetOperators(t *testing.T) {
+	doc := `{"a": [1, 2, 2, 3], "b": [3, 4], "n": null}`
+	runCases(t, []evalCase{
+		{`{"$setUnion": ["$a", "$b"]}`, doc, `[1, 2, 3, 4]`, 0},
+		{`{"$setUnion": ["$a", "$n"]}`, doc, `null`, 0},
+		{`{"$setIntersection": ["$a", "$b"]}`, doc, `[3]`, 0},
+		{`{"$setDifference": ["$a", "$b"]}`, doc, `[1, 2]`, 0},
+		{`{"$setDifference": ["$a", 1]}`, doc, ``, 17049},
+		{`{"$setEquals": [[1, 2, 2], [2, 1]]}`, doc, `true`, 0},
+		{`{"$setEquals": [[1], [2]]}`, doc, `false`, 0},
+		{`{"$setIsSubset": [[3], "$b"]}`, doc, `true`, 0},
+		{`{"$allElementsTrue": [[1, true, "x"]]}`, doc, `true`, 0},
+		{`{"$allElementsTrue": [[1, 0]]}`, doc, `false`, 0},
+		{`{"$anyElementTrue": [[0, null, false]]}`, doc, `false`, 0},
+		{`{"$anyElementTrue": "$n"}`, doc, ``, 17041},
+	})
+}

@@ -20,13 +20,13 @@ type fieldPred interface {
 type simplePred struct{ l leaf }
 
 func (p simplePred) node(path string) node { return newPathNode(path, p.l) }
-func (p simplePred) leaf() leaf { return p.l }
+func (p simplePred) leaf() leaf            { return p.l }
 
 // negPred negates a whole path match: {a: {$ne: 1}} matches when no element equals 1.
 type negPred struct{ inner fieldPred }
 
 func (p negPred) node(path string) node { return notNode{p.inner.node(path)} }
-func (p negPred) leaf() leaf               { return notLeaf{p.inner.leaf()} }
+func (p negPred) leaf() leaf            { return notLeaf{p.inner.leaf()} }
 
 // allPred requires every condition, each matched independently along the path ($all).
 type allPred []fieldPred

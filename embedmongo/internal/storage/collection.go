@@ -115,6 +115,11 @@ func (c *Collection) FindLimit(filter bson.D, match MatchFunc, limit int) ([]Doc
 	if c.dropped {
 		return nil, nil
 	}
+	// After an I/O failure memory may hold writes that never reached disk: serve nothing
+	// (mongod would have stopped).
+	if err := c.store.checkWritable(); err != nil {
+		return nil, err
+	}
 	return c.findLocked(filter, match, limit)
 }
 

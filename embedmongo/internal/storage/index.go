@@ -24,31 +24,59 @@ type index struct {
 	multikey bool // some document gave more than one key; bounds on one field cannot be intersected
 }
 
-// entry is one index entry. whole marks an entry for an entire array value (added so an
-// equality on the whole array finds its documents); mongod has no such key, so unique
-// indexes ignore these entries.
+// entry is one index entry. key is the single field's value, or a compoundKey: a separate
+// slice only for compound indexes keeps a million-document index small. whole marks an entry
+// for an entire array value (added so an equality on the whole array finds its documents);
+// mongod has no such key, so unique indexes ignore these entries.
 type entry struct {
-	key   []any
+	key   any
 	id    RecordID
 	whole bool
 }
 
+// compoundKey is the key of a compound index entry, one value per key field.
+type compoundKey []any
+
 // ikey is a document's key before it is paired with its record id.
 type ikey struct {
-	vals  []any
+	key   any
 	whole bool
 }
 
-func compareKeys(a, b []any) int {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if c := bsonkit.Compare(a[i], b[i]); c != 0 {
+func keyLen(k any) int {
+	if c, ok := k.(compoundKey); ok {
+		return len(c)
+	}
+	return 1
+}
+
+func keyAt(k any, i int) any {
+	if c, ok := k.(compoundKey); ok {
+		return c[i]
+	}
+	return k
+}
+
+// packKey turns per-field values into an entry key.
+func packKey(vals []any) any {
+	if len(vals) == 1 {
+		return vals[0]
+	}
+	return compoundKey(vals)
+}
+
+// compareKeys orders keys field by field; a shorter key (a lookup prefix) sorts first.
+func compareKeys(a, b any) int {
+	la, lb := keyLen(a), keyLen(b)
+	for i := 0; i < la && i < lb; i++ {
+		if c := bsonkit.Compare(keyAt(a, i), keyAt(b, i)); c != 0 {
 			return c
 		}
 	}
 	switch {
-	case len(a) < len(b):
+	case la < lb:
 		return -1
-	case len(a) > len(b):
+	case la > lb:
 		return 1
 	}
 	return 0
@@ -87,13 +115,13 @@ func (ix *index) insert(id RecordID, keys []ikey) {
 		ix.multikey = true
 	}
 	for _, k := range keys {
-		ix.tree.ReplaceOrInsert(entry{key: k.vals, id: id, whole: k.whole})
+		ix.tree.ReplaceOrInsert(entry{key: k.key, id: id, whole: k.whole})
 	}
 }
 
 func (ix *index) delete(id RecordID, keys []ikey) {
 	for _, k := range keys {
-		ix.tree.Delete(entry{key: k.vals, id: id, whole: k.whole})
+		ix.tree.Delete(entry{key: k.key, id: id, whole: k.whole})
 	}
 }
 
@@ -141,31 +169,37 @@ func (ix *index) keysOf(doc bson.D) ([]ikey, error) {
 			}
 		}
 	}
-	keys := []ikey{{vals: make([]any, 0, len(per))}}
+	combos := [][]any{make([]any, 0, len(per))}
+	wholes := []bool{false}
 	for _, vals := range per {
-		next := make([]ikey, 0, len(keys)*len(vals))
-		for _, k := range keys {
+		next := make([][]any, 0, len(combos)*len(vals))
+		nextWhole := make([]bool, 0, cap(next))
+		for i, k := range combos {
 			for _, kv := range vals {
 				v := kv.v
 				if kv.missing {
 					v = nil
 				}
-				nk := ikey{vals: append(append(make([]any, 0, len(per)), k.vals...), v), whole: k.whole || kv.whole}
-				next = append(next, nk)
+				next = append(next, append(append(make([]any, 0, len(per)), k...), v))
+				nextWhole = append(nextWhole, wholes[i] || kv.whole)
 			}
 		}
-		keys = next
+		combos, wholes = next, nextWhole
+	}
+	keys := make([]ikey, len(combos))
+	for i, vals := range combos {
+		keys[i] = ikey{key: packKey(vals), whole: wholes[i]}
 	}
 	if len(keys) > 1 {
 		sort.Slice(keys, func(i, j int) bool {
-			if c := compareKeys(keys[i].vals, keys[j].vals); c != 0 {
+			if c := compareKeys(keys[i].key, keys[j].key); c != 0 {
 				return c < 0
 			}
 			return !keys[i].whole && keys[j].whole
 		})
 		out := keys[:1]
 		for _, k := range keys[1:] {
-			if compareKeys(out[len(out)-1].vals, k.vals) != 0 {
+			if compareKeys(out[len(out)-1].key, k.key) != 0 {
 				out = append(out, k)
 			}
 		}
@@ -244,8 +278,8 @@ func (c *Collection) checkUnique(ix *index, keys []ikey, self RecordID) error {
 			continue
 		}
 		var dup bool
-		ix.tree.AscendGreaterOrEqual(entry{key: k.vals, id: math.MinInt64}, func(e entry) bool {
-			if compareKeys(e.key, k.vals) != 0 {
+		ix.tree.AscendGreaterOrEqual(entry{key: k.key, id: math.MinInt64}, func(e entry) bool {
+			if compareKeys(e.key, k.key) != 0 {
 				return false
 			}
 			if e.id != self && !e.whole {
@@ -255,17 +289,17 @@ func (c *Collection) checkUnique(ix *index, keys []ikey, self RecordID) error {
 			return true
 		})
 		if dup {
-			return c.dupKeyError(ix, k.vals)
+			return c.dupKeyError(ix, k.key)
 		}
 	}
 	return nil
 }
 
 // dupKeyError is mongod's E11000 error with keyPattern and keyValue.
-func (c *Collection) dupKeyError(ix *index, vals []any) error {
-	keyValue := make(bson.D, len(vals))
-	for i, v := range vals {
-		keyValue[i] = bson.E{Key: ix.field(i), Value: bsonkit.DeepCopy(v)}
+func (c *Collection) dupKeyError(ix *index, key any) error {
+	keyValue := make(bson.D, keyLen(key))
+	for i := range keyValue {
+		keyValue[i] = bson.E{Key: ix.field(i), Value: bsonkit.DeepCopy(keyAt(key, i))}
 	}
 	return &mongoerr.Error{
 		Code: mongoerr.DuplicateKey,

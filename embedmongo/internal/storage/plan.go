@@ -145,7 +145,14 @@ func (c *Collection) candidates(filter bson.D) ([]RecordID, bool) {
 			ids = best.lookupEq(v, ids)
 		}
 	} else {
-		ids = best.lookupRange(bestPred.lo, bestPred.hi, ids)
+		lo, hi := bestPred.lo, bestPred.hi
+		// On a multikey index different elements may satisfy different bounds ({$gt: 5,
+		// $lt: 3} matches [1, 9]), and bounds of different brackets never meet: use one.
+		if lo != nil && hi != nil &&
+			(best.multikey || bsonkit.CanonicalType(lo.v) != bsonkit.CanonicalType(hi.v)) {
+			hi = nil
+		}
+		ids = best.lookupRange(lo, hi, ids)
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), true
@@ -153,8 +160,8 @@ func (c *Collection) candidates(filter bson.D) ([]RecordID, bool) {
 
 // lookupEq appends the ids of entries whose first key value equals v.
 func (ix *index) lookupEq(v any, ids []RecordID) []RecordID {
-	ix.tree.AscendGreaterOrEqual(entry{key: []any{v}, id: math.MinInt64}, func(e entry) bool {
-		if bsonkit.Compare(e.key[0], v) != 0 {
+	ix.tree.AscendGreaterOrEqual(entry{key: v, id: math.MinInt64}, func(e entry) bool {
+		if bsonkit.Compare(keyAt(e.key, 0), v) != 0 {
 			return false
 		}
 		ids = append(ids, e.id)
@@ -163,14 +170,9 @@ func (ix *index) lookupEq(v any, ids []RecordID) []RecordID {
 	return ids
 }
 
-// lookupRange appends the ids of entries whose first key value lies within the bounds, in the
-// bounds' type bracket. On a multikey index different elements may satisfy different bounds,
-// so only one bound is used there.
+// lookupRange appends the ids of entries whose first key value lies within the bounds (both
+// of the same type bracket when both are given).
 func (ix *index) lookupRange(lo, hi *bound, ids []RecordID) []RecordID {
-	if lo != nil && hi != nil &&
-		(ix.multikey || bsonkit.CanonicalType(lo.v) != bsonkit.CanonicalType(hi.v)) {
-		hi = nil
-	}
 	var bracket int
 	var start any
 	if lo != nil {
@@ -179,8 +181,8 @@ func (ix *index) lookupRange(lo, hi *bound, ids []RecordID) []RecordID {
 		bracket = bsonkit.CanonicalType(hi.v)
 		start = rangeBrackets[bracket]
 	}
-	ix.tree.AscendGreaterOrEqual(entry{key: []any{start}, id: math.MinInt64}, func(e entry) bool {
-		v := e.key[0]
+	ix.tree.AscendGreaterOrEqual(entry{key: start, id: math.MinInt64}, func(e entry) bool {
+		v := keyAt(e.key, 0)
 		if bsonkit.CanonicalType(v) != bracket {
 			return false
 		}

@@ -33,7 +33,12 @@ func newPush(f bson.E) (leafOp, error) {
 		return &pushOp{each: bson.A{f.Value}}, nil
 	}
 	o := &pushOp{}
+	seen := map[string]bool{}
 	for _, e := range spec {
+		if seen[e.Key] {
+			return nil, mongoerr.New(mongoerr.BadValue, "Only one %s is supported.", e.Key)
+		}
+		seen[e.Key] = true
 		switch e.Key {
 		case "$each":
 			arr, ok := e.Value.(bson.A)
@@ -77,8 +82,6 @@ func integral(v any) (int64, bool) {
 }
 
 func parsePushSort(v any) (*pushSort, error) {
-	invalid := mongoerr.New(mongoerr.BadValue,
-		"The $sort is invalid: use 1/-1 to sort the whole element, or {field:1/-1} to sort embedded fields")
 	if d, ok := v.(bson.D); ok {
 		if len(d) == 0 {
 			return nil, mongoerr.New(mongoerr.BadValue, "The $sort pattern is empty when it should be a set of fields.")
@@ -94,9 +97,13 @@ func parsePushSort(v any) (*pushSort, error) {
 		}
 		return &pushSort{pattern: d}, nil
 	}
+	if !bsonkit.IsNumber(v) {
+		return nil, mongoerr.New(mongoerr.BadValue,
+			"The $sort is invalid: use 1/-1 to sort the whole element, or {field:1/-1} to sort embedded fields")
+	}
 	n, ok := integral(v)
 	if !ok || (n != 1 && n != -1) {
-		return nil, invalid
+		return nil, mongoerr.New(mongoerr.BadValue, "The $sort element value must be either 1 or -1")
 	}
 	return &pushSort{dir: int(n)}, nil
 }
@@ -136,7 +143,7 @@ func (o *pushOp) apply(c *applyCtx, name string, cur any) (any, bool, error) {
 		arr = x
 	default:
 		return nil, false, mongoerr.New(mongoerr.BadValue,
-			"The field '%s' must be an array but is of type %s in document {%s}", name, bsonkit.TypeName(cur), idString(c.doc))
+			"The field '%s' must be an array but is of type %s in document {%s}", c.pathString(), bsonkit.TypeName(cur), idString(c.doc))
 	}
 	pos := int64(len(arr))
 	if o.position != nil {
@@ -263,7 +270,6 @@ func (o *popOp) apply(c *applyCtx, _ string, cur any) (any, bool, error) {
 
 // cullOp is $pull and $pullAll: removes the elements match selects.
 type cullOp struct {
-	name  string
 	match func(elem any) (bool, error)
 }
 
@@ -273,7 +279,7 @@ func newPullAll(f bson.E) (leafOp, error) {
 		return nil, mongoerr.New(mongoerr.BadValue,
 			"$pullAll requires an array argument but was given a %s", bsonkit.TypeName(f.Value))
 	}
-	return &cullOp{name: "$pullAll", match: func(e any) (bool, error) { return containsEqual(vals, e), nil }}, nil
+	return &cullOp{match: func(e any) (bool, error) { return containsEqual(vals, e), nil }}, nil
 }
 
 func (o *cullOp) apply(_ *applyCtx, _ string, cur any) (any, bool, error) {
@@ -299,5 +305,6 @@ func (o *cullOp) apply(_ *applyCtx, _ string, cur any) (any, bool, error) {
 		}
 		return out, true, nil
 	}
-	return nil, false, mongoerr.New(mongoerr.BadValue, "Cannot apply %s to a non-array value", o.name)
+	// mongod names $pull here for $pullAll too.
+	return nil, false, mongoerr.New(mongoerr.BadValue, "Cannot apply $pull to a non-array value")
 }

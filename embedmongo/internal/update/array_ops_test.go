@@ -23,6 +23,11 @@ func TestPush(t *testing.T) {
 		{name: "push each empty noop", doc: `{"_id":1,"a":[1]}`, upd: `{"$push":{"a":{"$each":[]}}}`, want: `{"_id":1,"a":[1]}`, noop: true},
 		{name: "push to non-array", doc: `{"_id":1,"a":1}`, upd: `{"$push":{"a":2}}`, code: mongoerr.BadValue,
 			msg: "The field 'a' must be an array but is of type int in document {_id: 1}"},
+		{name: "push to nested non-array names full path", doc: `{"_id":1,"a":{"b":1}}`, upd: `{"$push":{"a.b":2}}`, code: mongoerr.BadValue,
+			msg: "The field 'a.b' must be an array but is of type int in document {_id: 1}"},
+		{name: "push duplicate clause", doc: `{}`, upd: `{"$push":{"a":{"$each":[1],"$slice":1,"$slice":2}}}`, code: mongoerr.BadValue},
+		{name: "push position past end appends", doc: `{"_id":1,"a":[1]}`, upd: `{"$push":{"a":{"$each":[2],"$position":5}}}`, want: `{"_id":1,"a":[1,2]}`},
+		{name: "push negative position past start prepends", doc: `{"_id":1,"a":[1]}`, upd: `{"$push":{"a":{"$each":[2],"$position":-5}}}`, want: `{"_id":1,"a":[2,1]}`},
 		{name: "push each not array", doc: `{}`, upd: `{"$push":{"a":{"$each":1}}}`, code: mongoerr.BadValue},
 		{name: "push bad clause", doc: `{}`, upd: `{"$push":{"a":{"$each":[1],"$foo":1}}}`, code: mongoerr.BadValue},
 		{name: "push bad sort", doc: `{}`, upd: `{"$push":{"a":{"$each":[1],"$sort":2}}}`, code: mongoerr.BadValue},
@@ -52,6 +57,9 @@ func TestPush(t *testing.T) {
 		{name: "pull non-array", doc: `{"_id":1,"a":1}`, upd: `{"$pull":{"a":1}}`, code: mongoerr.BadValue,
 			msg: "Cannot apply $pull to a non-array value"},
 		{name: "pullAll", doc: `{"_id":1,"a":[1,2,3,2]}`, upd: `{"$pullAll":{"a":[2,3]}}`, want: `{"_id":1,"a":[1]}`},
+		{name: "pullAll non-array field", doc: `{"_id":1,"a":1}`, upd: `{"$pullAll":{"a":[1]}}`, code: mongoerr.BadValue,
+			msg: "Cannot apply $pull to a non-array value"},
+		{name: "pull via all positional", doc: `{"_id":1,"a":[{"t":[1,2]},{"t":[2]}]}`, upd: `{"$pull":{"a.$[].t":2}}`, want: `{"_id":1,"a":[{"t":[1]},{"t":[]}]}`},
 		{name: "pullAll not array", doc: `{}`, upd: `{"$pullAll":{"a":1}}`, code: mongoerr.BadValue},
 	})
 }

@@ -54,6 +54,10 @@ func TestRename(t *testing.T) {
 		{name: "rename dynamic", doc: `{}`, upd: `{"$rename":{"a.$":"b"}}`, code: mongoerr.BadValue},
 		{name: "rename conflicts with set", doc: `{}`, upd: `{"$rename":{"a":"b"},"$set":{"b":1}}`, code: mongoerr.ConflictingUpdateOperators},
 		{name: "rename from array", doc: `{"_id":1,"a":[{"b":1}]}`, upd: `{"$rename":{"a.0.b":"c"}}`, code: mongoerr.BadValue},
+		{name: "rename through scalar", doc: `{"_id":1,"a":1}`, upd: `{"$rename":{"a.b":"c"}}`, code: mongoerr.PathNotViable},
+		{name: "rename through array by name", doc: `{"_id":1,"a":[{"b":1}]}`, upd: `{"$rename":{"a.b":"c"}}`, code: mongoerr.PathNotViable},
+		{name: "rename dest below scalar", doc: `{"_id":1,"a":1,"b":2}`, upd: `{"$rename":{"a":"b.c"}}`, code: mongoerr.PathNotViable},
+		{name: "rename _id", doc: `{"_id":1}`, upd: `{"$rename":{"_id":"x"}}`, code: mongoerr.ImmutableField},
 		{name: "rename into array", doc: `{"_id":1,"a":1,"b":[{"c":1}]}`, upd: `{"$rename":{"a":"b.0.c"}}`, code: mongoerr.BadValue},
 	})
 }

@@ -33,13 +33,13 @@ func newPull(f bson.E, up *Update) (leafOp, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &cullOp{name: "$pull", match: wrapMatch(m)}, nil
+			return &cullOp{match: wrapMatch(m)}, nil
 		}
 		m, err := query.Compile(v, qopts)
 		if err != nil {
 			return nil, err
 		}
-		return &cullOp{name: "$pull", match: func(e any) (bool, error) {
+		return &cullOp{match: func(e any) (bool, error) {
 			d, ok := e.(bson.D)
 			if !ok {
 				return false, nil
@@ -51,10 +51,10 @@ func newPull(f bson.E, up *Update) (leafOp, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &cullOp{name: "$pull", match: wrapMatch(m)}, nil
+		return &cullOp{match: wrapMatch(m)}, nil
 	}
 	val := f.Value
-	return &cullOp{name: "$pull", match: func(e any) (bool, error) { return bsonkit.Equal(e, val), nil }}, nil
+	return &cullOp{match: func(e any) (bool, error) { return bsonkit.Equal(e, val), nil }}, nil
 }
 
 func wrapMatch(m *query.Matcher) func(any) (bool, error) {

@@ -1,8 +1,6 @@
 package update
 
 import (
-	"strings"
-
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
@@ -49,19 +47,20 @@ func (c *applyCtx) renameSource(r *renameOp) (any, error) {
 				return bsonkit.Missing, nil
 			}
 			cur = v
+			continue
 		case bson.A:
-			idx, ok := parseIndex(part)
-			if !ok || idx >= len(x) {
-				return bsonkit.Missing, nil
+			if idx, ok := parseIndex(part); ok {
+				if idx >= len(x) {
+					return bsonkit.Missing, nil
+				}
+				return nil, mongoerr.New(mongoerr.BadValue,
+					"The source field cannot be an array element, '%s' in doc with %s has an array field called '%s'",
+					r.fromPath, idString(c.doc), r.from[i-1])
 			}
-			return nil, mongoerr.New(mongoerr.BadValue,
-				"The source field cannot be an array element, '%s' in doc with %s has an array field called '%s'",
-				r.fromPath, idString(c.doc), r.from[i-1])
-		default:
-			return nil, mongoerr.New(mongoerr.PathNotViable,
-				"Cannot use the part (%s) of (%s) to traverse the element ({%s})",
-				part, r.fromPath, formatElem(r.from[i-1], cur))
 		}
+		return nil, mongoerr.New(mongoerr.PathNotViable,
+			"cannot use the part (%s of %s) to traverse the element ({%s})",
+			part, r.fromPath, formatElem(r.from[i-1], cur))
 	}
 	return cur, nil
 }
@@ -79,7 +78,7 @@ func (c *applyCtx) checkRenameDest(r *renameOp) error {
 		case bson.A:
 			return mongoerr.New(mongoerr.BadValue,
 				"The destination field cannot be an array element, '%s' in doc with %s has an array field called '%s'",
-				r.toPath, idString(c.doc), strings.Join(r.to[i-1:i], ""))
+				r.toPath, idString(c.doc), r.to[i-1])
 		default:
 			return nil // creating below a scalar fails with PathNotViable when applied
 		}

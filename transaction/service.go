@@ -1,0 +1,252 @@
+package transaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/bankd/bankd/account"
+	"github.com/bankd/bankd/lock"
+)
+
+// Step names a point between two writes of a transfer, where Hooks.BeforeStep runs.
+type Step string
+
+// Steps, in the order a transfer passes them.
+const (
+	StepLock     Step = "lock"     // journaled, about to lease both accounts
+	StepDebit    Step = "debit"    // accounts leased, about to debit the source
+	StepCredit   Step = "credit"   // source debited, about to credit the destination
+	StepApply    Step = "apply"    // both legs on the balances, about to mark the transfer applied
+	StepCleanup  Step = "cleanup"  // applied, about to remove the accounts' pending markers
+	StepComplete Step = "complete" // markers removed, about to mark the transfer completed
+	StepFail     Step = "fail"     // about to mark the transfer failed
+)
+
+// Steps lists every step, in order.
+var Steps = []Step{StepLock, StepDebit, StepCredit, StepApply, StepCleanup, StepComplete, StepFail}
+
+// Hooks inject faults in tests.
+type Hooks struct {
+	// BeforeStep runs before each step. An error abandons the transfer where
+	// it stands, leases still held in the database, exactly as if the process
+	// had died there; Transfer returns the error. Blocking stalls the holder.
+	BeforeStep func(ctx context.Context, transferID string, step Step) error
+}
+
+// Config tunes a Service. Zero values select defaults.
+type Config struct {
+	// Lock configures the leases on accounts and on transfers (one owner id
+	// for both: this instance).
+	Lock lock.Config
+	// Now is the local clock for informational timestamps (createdAt, ...).
+	Now func() time.Time
+	// RecoveryGrace is how old an unfinished transfer without a live lease
+	// must be before recovery takes it over. Default: Lock.LeaseDuration.
+	RecoveryGrace time.Duration
+	// LeaseLostRetries is how many times a transfer whose lease was lost
+	// mid-way is picked up again before giving up to recovery. Default 3.
+	LeaseLostRetries int
+	// Hooks inject faults (tests only).
+	Hooks Hooks
+	// OnRecovered, if set, is called for every transfer recovery finished.
+	OnRecovered func(*Transfer)
+	// Logger receives recovery logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Service moves money. It is safe for concurrent use; run one per instance.
+type Service struct {
+	cfg       Config
+	store     *store
+	accounts  *account.Store
+	accLocks  *lock.Locker // leases on account documents
+	xferLocks *lock.Locker // leases on transfer documents (who drives it)
+
+	extMu sync.Mutex
+	ext   map[account.Currency]bool // external accounts known to exist
+}
+
+// errCrash marks an error returned by a hook: the transfer is abandoned as is.
+type errCrash struct{ err error }
+
+func (e errCrash) Error() string { return "abandoned by hook: " + e.err.Error() }
+func (e errCrash) Unwrap() error { return e.err }
+
+func (s *Service) hook(ctx context.Context, id string, step Step) error {
+	if s.cfg.Hooks.BeforeStep == nil {
+		return nil
+	}
+	if err := s.cfg.Hooks.BeforeStep(ctx, id, step); err != nil {
+		return errCrash{err}
+	}
+	return nil
+}
+
+func newService(st *store, accounts *account.Store, accLocks, xferLocks *lock.Locker, cfg Config) *Service {
+	return &Service{cfg: cfg, store: st, accounts: accounts, accLocks: accLocks, xferLocks: xferLocks,
+		ext: make(map[account.Currency]bool)}
+}
+
+func (c Config) withDefaults() Config {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Lock.Now == nil {
+		c.Lock.Now = c.Now
+	}
+	if c.LeaseLostRetries <= 0 {
+		c.LeaseLostRetries = 3
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c
+}
+
+// Owner is this instance's owner id in leases.
+func (s *Service) Owner() string { return s.accLocks.Owner() }
+
+// Accounts is the account store the service uses.
+func (s *Service) Accounts() *account.Store { return s.accounts }
+
+// Transfer moves req.Amount from req.From to req.To and returns the transfer
+// in its final state. A failed transfer (insufficient funds, ...) comes back
+// with an error matching its reason. If a transfer with req.ID exists, it is
+// driven to its end and returned, provided it has the same details
+// (ErrIDConflict otherwise): calling again never moves money twice.
+//
+// Errors before the transfer is journaled (ErrInvalid, account.ErrNotFound,
+// ErrCurrencyMismatch, ErrAccountInactive) leave nothing behind. An error
+// after it (lock.ErrTimeout, a database error, ctx ending) leaves a journaled
+// transfer that recovery, or a retry with the same ID, drives to its end.
+func (s *Service) Transfer(ctx context.Context, req Request) (*Transfer, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if req.Kind != KindTransfer {
+		if err := s.ensureExternal(ctx, req.Currency); err != nil {
+			return nil, err
+		}
+	}
+	accs, err := s.accounts.GetMany(ctx, req.From, req.To)
+	if err != nil {
+		return nil, err
+	}
+	if reason := check(req, accs[req.From], accs[req.To]); reason != "" && reason != ReasonOverflow {
+		// A transfer journaled under this id earlier wins over today's accounts.
+		if t, err := s.store.get(ctx, req.ID); err == nil {
+			return s.resume(ctx, t, req)
+		}
+		return nil, fmt.Errorf("transfer %s: %w", req.ID, reason.Err())
+	}
+	t := newTransfer(req, s.cfg.Now())
+	return s.run(ctx, t, &req)
+}
+
+// Deposit moves amount from the external account into accountID.
+func (s *Service) Deposit(ctx context.Context, id, accountID string, amount int64, c account.Currency, reference string) (*Transfer, error) {
+	return s.Transfer(ctx, Request{ID: id, Kind: KindDeposit, From: account.ExternalID(c), To: accountID,
+		Amount: amount, Currency: c, Reference: reference})
+}
+
+// Withdraw moves amount from accountID to the external account.
+func (s *Service) Withdraw(ctx context.Context, id, accountID string, amount int64, c account.Currency, reference string) (*Transfer, error) {
+	return s.Transfer(ctx, Request{ID: id, Kind: KindWithdrawal, From: accountID, To: account.ExternalID(c),
+		Amount: amount, Currency: c, Reference: reference})
+}
+
+// Get returns the transfer with the given id, or an error wrapping ErrNotFound.
+func (s *Service) Get(ctx context.Context, id string) (*Transfer, error) {
+	return s.store.get(ctx, id)
+}
+
+func (s *Service) resume(ctx context.Context, t *Transfer, req Request) (*Transfer, error) {
+	if !t.Matches(req) {
+		return nil, fmt.Errorf("transfer %s: %w", req.ID, ErrIDConflict)
+	}
+	if t.State.Terminal() {
+		return t, t.Err()
+	}
+	return s.run(ctx, t, &req)
+}
+
+// run leases the transfer (journaling it first if new) and drives it to a
+// terminal state, picking it up again if a lease is lost on the way.
+func (s *Service) run(ctx context.Context, t *Transfer, req *Request) (*Transfer, error) {
+	for attempt := 0; ; attempt++ {
+		tl, err := s.xferLocks.AcquireOrInsert(ctx, t.ID, s.store.newFields(t))
+		if err != nil {
+			return nil, fmt.Errorf("transfer %s: %w", t.ID, err)
+		}
+		cur, err := s.store.decode(tl.Doc)
+		if err != nil {
+			s.giveBack(tl)
+			return nil, err
+		}
+		if !tl.Created && req != nil && !cur.Matches(*req) {
+			s.giveBack(tl)
+			return nil, fmt.Errorf("transfer %s: %w", t.ID, ErrIDConflict)
+		}
+		done, err := s.drive(ctx, tl, cur)
+		if err == nil {
+			return done, done.Err()
+		}
+		var crash errCrash
+		if errors.As(err, &crash) {
+			s.xferLocks.Drop(tl)
+			return nil, err
+		}
+		s.giveBack(tl)
+		if !errors.Is(err, lock.ErrLeaseLost) || attempt >= s.cfg.LeaseLostRetries {
+			return nil, err
+		}
+	}
+}
+
+// giveBack releases a lease whatever state ctx is in.
+func (s *Service) giveBack(l *lock.Lease) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.xferLocks.Release(ctx, l)
+}
+
+// check applies the rules to the accounts as read; "" means they pass.
+// Funds are not checked: the debit's filter does that atomically.
+func check(r Request, from, to *account.Account) Reason {
+	switch {
+	case from == nil || to == nil:
+		return ReasonAccountNotFound
+	case !from.Active() || !to.Active():
+		return ReasonAccountInactive
+	case from.Currency != r.Currency || to.Currency != r.Currency:
+		return ReasonCurrencyMismatch
+	}
+	if _, err := account.Add(to.Balance, r.Amount); err != nil {
+		return ReasonOverflow
+	}
+	if _, err := account.Sub(from.Balance, r.Amount); err != nil {
+		return ReasonOverflow
+	}
+	return ""
+}
+
+func (s *Service) ensureExternal(ctx context.Context, c account.Currency) error {
+	s.extMu.Lock()
+	ok := s.ext[c]
+	s.extMu.Unlock()
+	if ok {
+		return nil
+	}
+	if _, err := s.accounts.EnsureExternal(ctx, c); err != nil {
+		return err
+	}
+	s.extMu.Lock()
+	s.ext[c] = true
+	s.extMu.Unlock()
+	return nil
+}
