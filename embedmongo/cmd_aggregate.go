@@ -1,10 +1,14 @@
 package embedmongo
 
 import (
+	"time"
+
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/bankd/bankd/embedmongo/internal/agg"
 	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
+	"github.com/bankd/bankd/embedmongo/internal/collation"
+	"github.com/bankd/bankd/embedmongo/internal/expr"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
 	"github.com/bankd/bankd/embedmongo/internal/query"
 	"github.com/bankd/bankd/embedmongo/internal/storage"
@@ -67,24 +71,47 @@ func cmdAggregate(c *cmdCtx) (bson.D, error) {
 		return nil, err
 	}
 	var input []bson.D
+	var collator *collation.Collation
+	collArg, _ := c.arg("collation")
 	ns := c.db + ".$cmd.aggregate"
-	if !dbLevel {
+	if dbLevel {
+		if collator, err = operationCollation(collArg, nil); err != nil {
+			return nil, err
+		}
+	} else {
 		ns = c.db + "." + name
 		coll := c.srv.store.Collection(c.db, name)
 		if err := checkHint(c, coll); err != nil {
 			return nil, err
 		}
-		if coll != nil {
+		opts := collOptions(coll)
+		if collator, err = operationCollation(collArg, opts); err != nil {
+			return nil, err
+		}
+		switch {
+		case isView(opts):
+			v, err := c.srv.resolveView(c.db, name)
+			if err != nil {
+				return nil, err
+			}
+			if input, err = c.srv.sourceDocs(c.db, v); err != nil {
+				return nil, err
+			}
+			if collArg == nil {
+				collator = v.collation
+			}
+			pipeline = append(v.pipeline[:len(v.pipeline):len(v.pipeline)], pipeline...)
+		case coll != nil:
 			// A leading $match narrows the scan (and may use an index).
 			var filter bson.D
-			match := func(bson.D) (bool, error) { return true, nil }
+			match := storage.MatchFunc(matchAll)
 			if len(pipeline) > 0 && len(pipeline[0]) == 1 && pipeline[0][0].Key == "$match" {
 				if f, ok := pipeline[0][0].Value.(bson.D); ok {
-					m, err := query.Compile(f, query.Options{Vars: vars})
+					m, err := query.Compile(f, query.Options{Vars: vars, Collation: collator})
 					if err != nil {
 						return nil, err
 					}
-					filter, match = f, m.Match
+					filter, match = indexFilter(f, collator), m.Match
 					pipeline = pipeline[1:]
 				}
 			}
@@ -98,7 +125,7 @@ func cmdAggregate(c *cmdCtx) (bson.D, error) {
 			}
 		}
 	}
-	out, err := agg.Run(pipeline, input, agg.Options{DB: c.db, Vars: vars, Env: &aggEnv{srv: c.srv}})
+	out, err := agg.Run(pipeline, input, agg.Options{DB: c.db, Vars: vars, Env: &aggEnv{srv: c.srv}, Collation: collator})
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +139,13 @@ func (e *aggEnv) Docs(db, coll string) ([]bson.D, error) {
 	cl := e.srv.store.Collection(db, coll)
 	if cl == nil {
 		return nil, nil
+	}
+	if isView(collOptions(cl)) {
+		v, err := e.srv.resolveView(db, coll)
+		if err != nil {
+			return nil, err
+		}
+		return e.srv.viewDocs(db, v, expr.Vars{"NOW": bson.NewDateTimeFromTime(time.Now())})
 	}
 	found, err := cl.Find(nil, func(bson.D) (bool, error) { return true, nil })
 	if err != nil {
@@ -133,6 +167,9 @@ func (e *aggEnv) ReplaceCollection(db, coll string, docs []bson.D) error {
 	cl, err := e.srv.store.CollectionOrCreate(db, coll)
 	if err != nil {
 		return err
+	}
+	if isView(collOptions(cl)) {
+		return errOnView(db, coll)
 	}
 	prepared := make([]bson.D, len(docs))
 	for i, d := range docs {
@@ -192,6 +229,9 @@ func (e *aggEnv) Insert(db, coll string, doc bson.D) error {
 	if err != nil {
 		return err
 	}
+	if isView(collOptions(cl)) {
+		return errOnView(db, coll)
+	}
 	doc, err = prepareInsert(doc)
 	if err != nil {
 		return err
@@ -203,6 +243,9 @@ func (e *aggEnv) Replace(db, coll string, id any, doc bson.D) error {
 	cl := e.srv.store.Collection(db, coll)
 	if cl == nil {
 		return mongoerr.New(mongoerr.NamespaceNotFound, "ns does not exist: %s.%s", db, coll)
+	}
+	if isView(collOptions(cl)) {
+		return errOnView(db, coll)
 	}
 	filter := bson.D{{Key: "_id", Value: id}}
 	return cl.Write(func(tx *storage.Tx) error {

@@ -3,6 +3,7 @@ package embedmongo
 import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/bankd/bankd/embedmongo/internal/expr"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
 	"github.com/bankd/bankd/embedmongo/internal/query"
 	"github.com/bankd/bankd/embedmongo/internal/storage"
@@ -21,6 +22,9 @@ func cmdDelete(c *cmdCtx) (bson.D, error) {
 	if !present {
 		return nil, mongoerr.New(40414, "BSON field 'delete.deletes' is missing but a required field")
 	}
+	if err := checkStmtFields("delete", "deletes", stmts, deleteStmtFields); err != nil {
+		return nil, err
+	}
 	ordered, err := c.boolArg("ordered", true)
 	if err != nil {
 		return nil, err
@@ -34,6 +38,10 @@ func cmdDelete(c *cmdCtx) (bson.D, error) {
 		return nil, err
 	}
 	coll := c.srv.store.Collection(c.db, name)
+	opts := collOptions(coll)
+	if isView(opts) {
+		return nil, errOnView(c.db, name)
+	}
 	var n int
 	var errs []writeError
 	for i, v := range stmts {
@@ -41,7 +49,7 @@ func cmdDelete(c *cmdCtx) (bson.D, error) {
 		if !ok {
 			return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'delete.deletes.%d' is the wrong type, expected type 'object'", i)
 		}
-		deleted, err := deleteStmt(coll, stmt, query.Options{Vars: vars})
+		deleted, err := deleteStmt(coll, opts, stmt, vars)
 		if err != nil {
 			errs = append(errs, writeError{index: i, err: mongoerr.As(err)})
 			if ordered {
@@ -58,7 +66,7 @@ func cmdDelete(c *cmdCtx) (bson.D, error) {
 	return r, nil
 }
 
-func deleteStmt(coll *storage.Collection, stmt bson.D, opts query.Options) (int, error) {
+func deleteStmt(coll *storage.Collection, collOpts bson.D, stmt bson.D, vars expr.Vars) (int, error) {
 	q, hasQ := lookup(stmt, "q")
 	if !hasQ {
 		return 0, mongoerr.New(40414, "BSON field 'delete.deletes.q' is missing but a required field")
@@ -75,7 +83,12 @@ func deleteStmt(coll *storage.Collection, stmt bson.D, opts query.Options) (int,
 	if limit != 0 && limit != 1 {
 		return 0, mongoerr.New(mongoerr.FailedToParse, "The limit field in delete objects must be 0 or 1. Got %d", limit)
 	}
-	m, err := query.Compile(filter, opts)
+	collArg, _ := lookup(stmt, "collation")
+	collator, err := operationCollation(collArg, collOpts)
+	if err != nil {
+		return 0, err
+	}
+	m, err := query.Compile(filter, query.Options{Vars: vars, Collation: collator})
 	if err != nil {
 		return 0, err
 	}
@@ -88,7 +101,7 @@ func deleteStmt(coll *storage.Collection, stmt bson.D, opts query.Options) (int,
 	}
 	n := 0
 	err = coll.Write(func(tx *storage.Tx) error {
-		found, err := tx.Find(filter, m.Match)
+		found, err := tx.Find(indexFilter(filter, collator), m.Match)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
+	"github.com/bankd/bankd/embedmongo/internal/collation"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
 	"github.com/bankd/bankd/embedmongo/internal/query"
 	"github.com/bankd/bankd/embedmongo/internal/storage"
@@ -20,18 +21,6 @@ type selection struct {
 	projection *query.Projection
 	skip       int64
 	limit      int64 // 0 = none
-}
-
-// run returns the selected documents, sorted, skipped, limited and projected.
-func (sel *selection) run(coll *storage.Collection) ([]bson.D, error) {
-	if coll == nil {
-		return nil, nil
-	}
-	found, err := coll.Find(sel.filter, sel.matcher.Match)
-	if err != nil {
-		return nil, err
-	}
-	return sel.finish(found)
 }
 
 func (sel *selection) finish(found []storage.Doc) ([]bson.D, error) {
@@ -72,7 +61,7 @@ func newSelection(filter, sortSpec, projection bson.D, opts query.Options) (*sel
 		return nil, err
 	}
 	if len(sortSpec) > 0 {
-		if sel.sort, err = query.CompileSort(sortSpec); err != nil {
+		if sel.sort, err = query.CompileSortCollation(sortSpec, opts.Collation); err != nil {
 			return nil, err
 		}
 	}
@@ -134,16 +123,26 @@ func cmdFind(c *cmdCtx) (bson.D, error) {
 	if limit < 0 { // legacy negative limit: one batch of |limit|
 		limit, singleBatch = -limit, true
 	}
-	sel, err := newSelection(filter, sortSpec, projection, query.Options{Vars: vars})
+	coll := c.srv.store.Collection(c.db, name)
+	opts := collOptions(coll)
+	collArg, _ := c.arg("collation")
+	collator, err := operationCollation(collArg, opts)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := newSelection(filter, sortSpec, projection, query.Options{Vars: vars, Collation: collator})
 	if err != nil {
 		return nil, err
 	}
 	sel.skip, sel.limit = skip, limit
-	coll := c.srv.store.Collection(c.db, name)
 	if err := checkHint(c, coll); err != nil {
 		return nil, err
 	}
-	docs, err := sel.run(coll)
+	found, err := c.scan(name, coll, opts, indexFilter(filter, collator), sel.matcher.Match, vars)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := sel.finish(found)
 	if err != nil {
 		return nil, err
 	}
@@ -218,20 +217,26 @@ func cmdCount(c *cmdCtx) (bson.D, error) {
 	if err := checkHint(c, coll); err != nil {
 		return nil, err
 	}
+	opts := collOptions(coll)
 	var n int64
 	if coll != nil {
-		if len(filter) == 0 {
+		if len(filter) == 0 && !isView(opts) {
 			n = coll.Count()
 		} else {
 			vars, err := c.vars(nil)
 			if err != nil {
 				return nil, err
 			}
-			m, err := query.Compile(filter, query.Options{Vars: vars})
+			collArg, _ := c.arg("collation")
+			collator, err := operationCollation(collArg, opts)
 			if err != nil {
 				return nil, err
 			}
-			found, err := coll.Find(filter, m.Match)
+			m, err := query.Compile(filter, query.Options{Vars: vars, Collation: collator})
+			if err != nil {
+				return nil, err
+			}
+			found, err := c.scan(name, coll, opts, indexFilter(filter, collator), m.Match, vars)
 			if err != nil {
 				return nil, err
 			}
@@ -266,39 +271,45 @@ func cmdDistinct(c *cmdCtx) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := query.Compile(filter, query.Options{Vars: vars})
+	coll := c.srv.store.Collection(c.db, name)
+	opts := collOptions(coll)
+	collArg, _ := c.arg("collation")
+	collator, err := operationCollation(collArg, opts)
 	if err != nil {
 		return nil, err
 	}
-	coll := c.srv.store.Collection(c.db, name)
+	m, err := query.Compile(filter, query.Options{Vars: vars, Collation: collator})
+	if err != nil {
+		return nil, err
+	}
 	if err := checkHint(c, coll); err != nil {
 		return nil, err
 	}
 	values := bson.A{}
-	if coll != nil {
-		found, err := coll.Find(filter, m.Match)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range found {
-			for _, v := range valuesAtPath(d.Doc, strings.Split(key, ".")) {
-				if arr, ok := v.(bson.A); ok {
-					for _, e := range arr {
-						values = appendDistinct(values, e)
-					}
-					continue
+	found, err := c.scan(name, coll, opts, indexFilter(filter, collator), m.Match, vars)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range found {
+		for _, v := range valuesAtPath(d.Doc, strings.Split(key, ".")) {
+			if arr, ok := v.(bson.A); ok {
+				for _, e := range arr {
+					values = appendDistinct(values, e, collator)
 				}
-				values = appendDistinct(values, v)
+				continue
 			}
+			values = appendDistinct(values, v, collator)
 		}
 	}
-	sort.SliceStable(values, func(i, j int) bool { return bsonkit.Compare(values[i], values[j]) < 0 })
+	sort.SliceStable(values, func(i, j int) bool { return collator.Compare(values[i], values[j]) < 0 })
 	return bson.D{{Key: "values", Value: values}}, nil
 }
 
-func appendDistinct(vals bson.A, v any) bson.A {
+// appendDistinct adds v unless an equal value (under the collation) is already there: the
+// first one met represents them all, as in mongod.
+func appendDistinct(vals bson.A, v any, coll *collation.Collation) bson.A {
 	for _, x := range vals {
-		if bsonkit.Equal(x, v) {
+		if coll.Compare(x, v) == 0 {
 			return vals
 		}
 	}

@@ -59,14 +59,31 @@ func cmdFindAndModify(c *cmdCtx) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	qopts := query.Options{Vars: vars}
+	var coll *storage.Collection
+	if upsert {
+		if coll, err = c.srv.store.CollectionOrCreate(c.db, name); err != nil {
+			return nil, err
+		}
+	} else {
+		coll = c.srv.store.Collection(c.db, name)
+	}
+	opts := collOptions(coll)
+	if isView(opts) {
+		return nil, errOnView(c.db, name)
+	}
+	collArg, _ := c.arg("collation")
+	collator, err := operationCollation(collArg, opts)
+	if err != nil {
+		return nil, err
+	}
+	qopts := query.Options{Vars: vars, Collation: collator}
 	m, err := query.Compile(filter, qopts)
 	if err != nil {
 		return nil, err
 	}
 	var srt *query.Sort
 	if len(sortSpec) > 0 {
-		if srt, err = query.CompileSort(sortSpec); err != nil {
+		if srt, err = query.CompileSortCollation(sortSpec, collator); err != nil {
 			return nil, err
 		}
 	}
@@ -90,14 +107,11 @@ func cmdFindAndModify(c *cmdCtx) (bson.D, error) {
 			return nil, err
 		}
 	}
-
-	var coll *storage.Collection
-	if upsert {
-		if coll, err = c.srv.store.CollectionOrCreate(c.db, name); err != nil {
+	var val *validator
+	if !remove {
+		if val, err = c.validatorFor(opts, vars); err != nil {
 			return nil, err
 		}
-	} else {
-		coll = c.srv.store.Collection(c.db, name)
 	}
 	if err := checkHint(c, coll); err != nil {
 		return nil, err
@@ -107,7 +121,7 @@ func cmdFindAndModify(c *cmdCtx) (bson.D, error) {
 	if coll != nil {
 		err = coll.Write(func(tx *storage.Tx) error {
 			if remove {
-				found, err := tx.Find(filter, m.Match)
+				found, err := tx.Find(indexFilter(filter, collator), m.Match)
 				if err != nil || len(found) == 0 {
 					return err
 				}
@@ -121,7 +135,7 @@ func cmdFindAndModify(c *cmdCtx) (bson.D, error) {
 				value = found[0].Doc
 				return nil
 			}
-			res, err := applyUpdate(tx, &updateSpec{filter: filter, matcher: m, mod: mod, upsert: upsert, sort: srt})
+			res, err := applyUpdate(tx, &updateSpec{filter: filter, matcher: m, mod: mod, upsert: upsert, sort: srt, collation: collator, validator: val})
 			if err != nil {
 				return err
 			}

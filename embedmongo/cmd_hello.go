@@ -103,8 +103,6 @@ func cmdServerStatus(c *cmdCtx) (bson.D, error) {
 }
 
 // cmdEndSessions: the engine keeps no server-side session state, so ending sessions is a no-op.
-func cmdEndSessions(*cmdCtx) (bson.D, error) { return bson.D{}, nil }
-
 func cmdConnectionStatus(*cmdCtx) (bson.D, error) {
 	return bson.D{{Key: "authInfo", Value: bson.D{
 		{Key: "authenticatedUsers", Value: bson.A{}},

@@ -32,6 +32,14 @@ func cmdInsert(c *cmdCtx) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts := collOptions(coll)
+	if isView(opts) {
+		return nil, errOnView(c.db, name)
+	}
+	val, err := c.validatorFor(opts, nil)
+	if err != nil {
+		return nil, err
+	}
 	var n int
 	var errs []writeError
 	err = coll.Write(func(tx *storage.Tx) error {
@@ -41,6 +49,9 @@ func cmdInsert(c *cmdCtx) (bson.D, error) {
 				return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'insert.documents.%d' is the wrong type, expected type 'object'", i)
 			}
 			doc, err := prepareInsert(doc)
+			if err == nil {
+				err = val.check(nil, doc)
+			}
 			if err == nil {
 				_, err = tx.Insert(doc)
 			}

@@ -26,6 +26,9 @@ func cmdUpdate(c *cmdCtx) (bson.D, error) {
 	if len(stmts) > MaxWriteBatchSize {
 		return nil, mongoerr.New(mongoerr.InvalidLength, "Write batch sizes must be between 1 and %d. Got %d operations.", MaxWriteBatchSize, len(stmts))
 	}
+	if err := checkStmtFields("update", "updates", stmts, updateStmtFields); err != nil {
+		return nil, err
+	}
 	ordered, err := c.boolArg("ordered", true)
 	if err != nil {
 		return nil, err
@@ -111,19 +114,36 @@ func (c *cmdCtx) runUpdateStmt(name string, stmt bson.D, vars expr.Vars) (update
 	if multi && mod.isReplacement() {
 		return res, mongoerr.New(mongoerr.FailedToParse, "multi update is not supported for replacement-style update")
 	}
-	m, err := query.Compile(filter, query.Options{Vars: vars})
-	if err != nil {
-		return res, err
-	}
-	spec := &updateSpec{filter: filter, matcher: m, mod: mod, multi: multi, upsert: upsert}
 	var coll *storage.Collection
 	if upsert {
 		if coll, err = c.srv.store.CollectionOrCreate(c.db, name); err != nil {
 			return res, err
 		}
 	} else if coll = c.srv.store.Collection(c.db, name); coll == nil {
-		return res, nil
+		// Nothing to update, but the statement must still be valid.
+		if _, err := operationCollation(get("collation"), nil); err != nil {
+			return res, err
+		}
+		_, err := query.Compile(filter, query.Options{Vars: vars})
+		return res, err
 	}
+	opts := collOptions(coll)
+	if isView(opts) {
+		return res, errOnView(c.db, name)
+	}
+	collator, err := operationCollation(get("collation"), opts)
+	if err != nil {
+		return res, err
+	}
+	m, err := query.Compile(filter, query.Options{Vars: vars, Collation: collator})
+	if err != nil {
+		return res, err
+	}
+	val, err := c.validatorFor(opts, vars)
+	if err != nil {
+		return res, err
+	}
+	spec := &updateSpec{filter: filter, matcher: m, mod: mod, multi: multi, upsert: upsert, collation: collator, validator: val}
 	if err := checkHintValue(get("hint"), coll); err != nil {
 		return res, err
 	}

@@ -57,7 +57,7 @@ func init() {
 		"insert":             cmdInsert,
 		"isMaster":           cmdHello,
 		"ismaster":           cmdHello,
-		"killAllSessions":    cmdEndSessions,
+		"killAllSessions":    cmdKillAllSessions,
 		"killCursors":        cmdKillCursors,
 		"listCollections":    cmdListCollections,
 		"listDatabases":      cmdListDatabases,
@@ -106,7 +106,11 @@ func (s *Server) dispatch(c *conn, db string, cmd bson.D, legacy bool) (reply bs
 			reply, err = errorReply(mongoerr.New(mongoerr.InternalError, "internal error executing %s", name)), nil
 		}
 	}()
-	ctx := &cmdCtx{srv: s, conn: c, db: db, cmd: cmd, name: name, now: bson.NewDateTimeFromTime(time.Now())}
+	now := time.Now()
+	if lsid, ok := lookup(cmd, "lsid"); ok {
+		s.sessions.touch(lsid, now)
+	}
+	ctx := &cmdCtx{srv: s, conn: c, db: db, cmd: cmd, name: name, now: bson.NewDateTimeFromTime(now)}
 	out, err := h(ctx)
 	if err != nil {
 		return errorReply(mongoerr.As(err)), nil

@@ -48,13 +48,14 @@ type Options struct {
 
 // Server is a running engine.
 type Server struct {
-	opts    Options
-	log     *slog.Logger
-	ln      net.Listener
-	store   *storage.Store
-	cursors *cursorTable
-	fail    *failPoints
-	started time.Time
+	opts     Options
+	log      *slog.Logger
+	ln       net.Listener
+	store    *storage.Store
+	cursors  *cursorTable
+	sessions *sessionCache
+	fail     *failPoints
+	started  time.Time
 
 	connID    atomic.Int64
 	requestID atomic.Int32
@@ -90,15 +91,16 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("embedmongo: listen: %w", err)
 	}
 	s := &Server{
-		opts:    opts,
-		log:     log,
-		ln:      ln,
-		store:   store,
-		cursors: newCursorTable(),
-		fail:    &failPoints{},
-		started: time.Now(),
-		conns:   make(map[*conn]struct{}),
-		done:    make(chan struct{}),
+		opts:     opts,
+		log:      log,
+		ln:       ln,
+		store:    store,
+		cursors:  newCursorTable(),
+		sessions: newSessionCache(),
+		fail:     &failPoints{},
+		started:  time.Now(),
+		conns:    make(map[*conn]struct{}),
+		done:     make(chan struct{}),
 	}
 	s.wg.Add(2)
 	go s.acceptLoop()
@@ -189,6 +191,7 @@ func (s *Server) background() {
 			}
 		case <-reap.C:
 			s.cursors.reap(time.Now().Add(-cursorIdleTimeout))
+			s.sessions.reap(time.Now().Add(-sessionTimeout))
 		}
 	}
 }

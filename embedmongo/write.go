@@ -8,6 +8,7 @@ import (
 
 	"github.com/bankd/bankd/embedmongo/internal/agg"
 	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
+	"github.com/bankd/bankd/embedmongo/internal/collation"
 	"github.com/bankd/bankd/embedmongo/internal/expr"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
 	"github.com/bankd/bankd/embedmongo/internal/query"
@@ -168,6 +169,9 @@ type updateSpec struct {
 	multi   bool
 	upsert  bool
 	sort    *query.Sort
+
+	collation *collation.Collation // nil = simple
+	validator *validator           // nil = none
 }
 
 // updateResult is what one statement did.
@@ -181,7 +185,7 @@ type updateResult struct {
 // applyUpdate runs one update statement inside a collection write.
 func applyUpdate(tx *storage.Tx, s *updateSpec) (updateResult, error) {
 	var res updateResult
-	found, err := tx.Find(s.filter, s.matcher.Match)
+	found, err := tx.Find(indexFilter(s.filter, s.collation), s.matcher.Match)
 	if err != nil {
 		return res, err
 	}
@@ -206,6 +210,9 @@ func applyUpdate(tx *storage.Tx, s *updateSpec) (updateResult, error) {
 		}
 		if sameDoc(d.Doc, newDoc) {
 			continue
+		}
+		if err := s.validator.check(d.Doc, newDoc); err != nil {
+			return res, err
 		}
 		if err := tx.Replace(d.ID, newDoc); err != nil {
 			return res, err
@@ -238,6 +245,9 @@ func applyUpdate(tx *storage.Tx, s *updateSpec) (updateResult, error) {
 	}
 	doc, err = prepareInsert(doc)
 	if err != nil {
+		return res, err
+	}
+	if err := s.validator.check(nil, doc); err != nil {
 		return res, err
 	}
 	if _, err := tx.Insert(doc); err != nil {

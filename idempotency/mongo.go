@@ -42,16 +42,7 @@ func (s *Store) EnsureIndexes(ctx context.Context) error {
 	return err
 }
 
-func (s *Store) leaseFields() bson.D {
-	return bson.D{
-		{Key: lock.FieldOwner, Value: bson.D{{Key: "$literal", Value: s.cfg.Owner}}},
-		{Key: lock.FieldTimestamp, Value: "$$NOW"},
-		{Key: lock.FieldDuration, Value: s.cfg.LeaseDuration.Milliseconds()},
-		{Key: lock.FieldToken, Value: bson.D{{Key: "$add", Value: bson.A{
-			bson.D{{Key: "$ifNull", Value: bson.A{"$" + lock.FieldToken, int64(0)}}}, int64(1),
-		}}}},
-	}
-}
+func (s *Store) leaseSet() bson.D { return lock.LeaseSet(s.cfg.Owner, s.cfg.LeaseDuration) }
 
 // Begin claims (scope, key) for a request, see the package documentation.
 // It returns the record: Replay set when it is done (answer its Outcome),
@@ -71,10 +62,12 @@ func (s *Store) Begin(ctx context.Context, b Begin) (*Record, error) {
 
 var errGone = errors.New("record gone")
 
-// claim creates the record leased to us, or takes over an in-flight record of
-// the same request whose lease is free or expired, in one upsert. When the
-// record exists but is not ours to take, the upsert fails on the duplicate
-// _id and a read tells the three cases apart.
+// claim creates the record leased to us, or takes over an in-flight record
+// of the same request whose lease is free, in one upsert. When the record
+// exists but is leased, the upsert fails on the duplicate _id; then a
+// take-over of an expired lease is tried (MongoDB refuses $expr in an
+// upsert's filter, so it cannot be part of the upsert), and failing that a
+// read tells the three remaining cases apart.
 func (s *Store) claim(ctx context.Context, b Begin) (*Record, error) {
 	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
 	rec := &Record{
@@ -82,44 +75,63 @@ func (s *Store) claim(ctx context.Context, b Begin) (*Record, error) {
 		State: StateInFlight, ResourceID: uuid.NewString(), Request: b.Request,
 		CreatedAt: now, ExpiresAt: now.Add(s.cfg.TTL), Owner: s.cfg.Owner, Token: 1,
 	}
-	filter := append(bson.D{
+	same := bson.D{
 		{Key: "_id", Value: rec.ID},
 		{Key: "state", Value: StateInFlight},
 		{Key: "fingerprint", Value: rec.Fingerprint},
-	}, lock.Available()...)
+	}
 	set := bson.D{}
 	for _, f := range []bson.E{
 		{Key: "scope", Value: rec.Scope}, {Key: "key", Value: rec.Key},
 		{Key: "resourceId", Value: rec.ResourceID}, {Key: "request", Value: rec.Request},
 		{Key: "createdAt", Value: rec.CreatedAt}, {Key: "expiresAt", Value: rec.ExpiresAt},
 	} {
-		if f.Value == nil || (f.Key == "request" && len(rec.Request) == 0) {
+		if f.Key == "request" && len(rec.Request) == 0 {
 			continue
 		}
 		set = append(set, bson.E{Key: f.Key, Value: bson.D{{Key: "$ifNull", Value: bson.A{
 			"$" + f.Key, bson.D{{Key: "$literal", Value: f.Value}}}}}})
 	}
-	set = append(set, s.leaseFields()...)
+	set = append(set, s.leaseSet()...)
 	var prev Record
-	err := s.coll.FindOneAndUpdate(ctx, filter, mongo.Pipeline{{{Key: "$set", Value: set}}},
+	err := s.coll.FindOneAndUpdate(ctx, append(same, bson.E{Key: lock.FieldOwner, Value: nil}),
+		mongo.Pipeline{{{Key: "$set", Value: set}}},
 		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.Before)).Decode(&prev)
+	if mongo.IsDuplicateKeyError(err) { // exists, leased: expired?
+		err = s.coll.FindOneAndUpdate(ctx, append(same, lock.Available()...),
+			mongo.Pipeline{{{Key: "$set", Value: s.leaseSet()}}},
+			options.FindOneAndUpdate().SetReturnDocument(options.Before)).Decode(&prev)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return s.classify(ctx, rec.ID, b.Fingerprint)
+		}
+		if err == nil {
+			prev.Owner, prev.Token, prev.TakenOver = s.cfg.Owner, prev.Token+1, true
+			return &prev, nil
+		}
+	}
 	switch {
 	case errors.Is(err, mongo.ErrNoDocuments): // created
 		return rec, nil
 	case err == nil: // an abandoned in-flight record of the same request: taken over
 		prev.Owner, prev.Token, prev.TakenOver = s.cfg.Owner, prev.Token+1, true
 		return &prev, nil
-	case !mongo.IsDuplicateKeyError(err):
-		return nil, fmt.Errorf("idempotency begin: %w", err)
 	}
+	if mongo.IsDuplicateKeyError(err) {
+		return s.classify(ctx, rec.ID, b.Fingerprint)
+	}
+	return nil, fmt.Errorf("idempotency begin: %w", err)
+}
+
+// classify explains why a record could not be claimed.
+func (s *Store) classify(ctx context.Context, id, fingerprint string) (*Record, error) {
 	var cur Record
-	err = s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: rec.ID}}).Decode(&cur)
+	err := s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&cur)
 	switch {
 	case errors.Is(err, mongo.ErrNoDocuments):
 		return nil, errGone
 	case err != nil:
 		return nil, fmt.Errorf("idempotency begin: %w", err)
-	case cur.Fingerprint != b.Fingerprint:
+	case cur.Fingerprint != fingerprint:
 		return nil, ErrKeyMismatch
 	case cur.State == StateDone:
 		cur.Replay = true
@@ -202,7 +214,7 @@ func (s *Store) Settle(ctx context.Context, replay func(context.Context, *Record
 		var r Record
 		err := s.coll.FindOneAndUpdate(ctx,
 			append(bson.D{{Key: "_id", Value: d.ID}, {Key: "state", Value: StateInFlight}}, lock.Available()...),
-			mongo.Pipeline{{{Key: "$set", Value: s.leaseFields()}}},
+			mongo.Pipeline{{{Key: "$set", Value: s.leaseSet()}}},
 			options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&r)
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			continue // someone else settled or took it

@@ -59,10 +59,11 @@ type Config struct {
 
 // Event reports one lease outcome to Config.Observe.
 type Event struct {
-	Key  string
-	Wait time.Duration // time spent acquiring (zero for Lost events)
-	Err  error         // nil on success; ErrTimeout, ErrLeaseLost, ...
-	Lost bool          // a fenced write or renewal found the lease lost
+	Collection string // the leased documents' collection ("accounts", "transfers")
+	Key        string
+	Wait       time.Duration // time spent acquiring (zero for Lost events)
+	Err        error         // nil on success; ErrTimeout, ErrLeaseLost, ...
+	Lost       bool          // a fenced write or renewal found the lease lost
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -26,17 +26,18 @@ type store interface {
 // concurrent use; one Locker per collection per process keeps the local
 // queues meaningful.
 type Locker struct {
-	cfg Config
-	st  store
-	q   queues
+	cfg  Config
+	name string // what is leased, for Event.Collection
+	st   store
+	q    queues
 }
 
-func newLocker(st store, cfg Config) (*Locker, error) {
+func newLocker(st store, name string, cfg Config) (*Locker, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return &Locker{cfg: cfg, st: st}, nil
+	return &Locker{cfg: cfg, name: name, st: st}, nil
 }
 
 // Owner is the owner id this Locker writes into the leases it takes.
@@ -130,7 +131,7 @@ func (l *Locker) acquireBy(ctx context.Context, key string, deadline time.Time, 
 	}
 	lease, err := l.wait(ctx, key, deadline, attempt)
 	if l.cfg.Observe != nil {
-		l.cfg.Observe(Event{Key: key, Wait: l.cfg.Now().Sub(start), Err: err})
+		l.cfg.Observe(Event{Collection: l.name, Key: key, Wait: l.cfg.Now().Sub(start), Err: err})
 	}
 	return lease, err
 }
@@ -237,7 +238,7 @@ func (l *Locker) Lost(lease *Lease) { l.lost(lease) }
 
 func (l *Locker) lost(lease *Lease) {
 	if l.cfg.Observe != nil {
-		l.cfg.Observe(Event{Key: lease.Key, Err: ErrLeaseLost, Lost: true})
+		l.cfg.Observe(Event{Collection: l.name, Key: lease.Key, Err: ErrLeaseLost, Lost: true})
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 
 // New returns a Locker for the documents of coll.
 func New(coll *mongo.Collection, cfg Config) (*Locker, error) {
-	return newLocker(&mongoStore{coll: coll, now: cfg.Now}, cfg)
+	return newLocker(&mongoStore{coll: coll, now: cfg.Now}, coll.Name(), cfg)
 }
 
 type mongoStore struct {
@@ -43,14 +43,7 @@ func Available() bson.D {
 
 func (s *mongoStore) acquire(ctx context.Context, key, owner string, d time.Duration, checkExists bool) (*Lease, error) {
 	filter := append(bson.D{{Key: "_id", Value: key}}, Available()...)
-	update := mongo.Pipeline{{{Key: "$set", Value: bson.D{
-		{Key: FieldOwner, Value: bson.D{{Key: "$literal", Value: owner}}},
-		{Key: FieldTimestamp, Value: "$$NOW"},
-		{Key: FieldDuration, Value: d.Milliseconds()},
-		{Key: FieldToken, Value: bson.D{{Key: "$add", Value: bson.A{
-			bson.D{{Key: "$ifNull", Value: bson.A{"$" + FieldToken, int64(0)}}}, int64(1),
-		}}}},
-	}}}}
+	update := mongo.Pipeline{{{Key: "$set", Value: leaseSet(owner, d)}}}
 	start := s.localNow()
 	raw, err := s.coll.FindOneAndUpdate(ctx, filter, update,
 		options.FindOneAndUpdate().SetReturnDocument(options.After)).Raw()
@@ -74,6 +67,21 @@ func (s *mongoStore) acquire(ctx context.Context, key, owner string, d time.Dura
 		return nil, fmt.Errorf("lease %s: %w", key, err)
 	}
 	return lease, nil
+}
+
+// LeaseSet is the $set stage content of a pipeline update that takes the
+// lease for owner: lockTimestamp from the database clock, token + 1.
+func LeaseSet(owner string, d time.Duration) bson.D { return leaseSet(owner, d) }
+
+func leaseSet(owner string, d time.Duration) bson.D {
+	return bson.D{
+		{Key: FieldOwner, Value: bson.D{{Key: "$literal", Value: owner}}},
+		{Key: FieldTimestamp, Value: "$$NOW"},
+		{Key: FieldDuration, Value: d.Milliseconds()},
+		{Key: FieldToken, Value: bson.D{{Key: "$add", Value: bson.A{
+			bson.D{{Key: "$ifNull", Value: bson.A{"$" + FieldToken, int64(0)}}}, int64(1),
+		}}}},
+	}
 }
 
 // readLease fills Token and Since from a leased document.
@@ -120,28 +128,24 @@ func (s *mongoStore) release(ctx context.Context, l *Lease) error {
 	return nil
 }
 
-// acquireOrInsert upserts: the filter admits the document only when its lease
-// is available; the pipeline keeps every existing field ($ifNull) and adds
-// fields only to a new document. Leased by another owner, the filter fails,
-// the upsert tries to insert a second document with the same _id and the
-// server answers DuplicateKey: that is ErrHeld. The pre-image tells a new
-// document (none) from an existing one, whose token we then know is +1.
+// acquireOrInsert upserts with the filter {_id: key, lockOwner: null}: it
+// matches an existing document whose lease is free, or inserts one. The
+// pipeline keeps every existing field ($ifNull) and adds fields only to a
+// new document. When the document exists and is leased, the upsert tries to
+// insert a second document with the same _id and the server answers
+// DuplicateKey; the lease may have expired, which a plain acquire then
+// checks. (MongoDB refuses $expr in an upsert's filter, so the expiry test
+// cannot be part of the upsert.) The pre-image tells a new document (none)
+// from an existing one, whose token we then know is +1.
 func (s *mongoStore) acquireOrInsert(ctx context.Context, key, owner string, d time.Duration, fields bson.D) (*Lease, error) {
-	filter := append(bson.D{{Key: "_id", Value: key}}, Available()...)
+	filter := bson.D{{Key: "_id", Value: key}, {Key: FieldOwner, Value: nil}}
 	set := make(bson.D, 0, len(fields)+4)
 	for _, f := range fields {
 		set = append(set, bson.E{Key: f.Key, Value: bson.D{{Key: "$ifNull", Value: bson.A{
 			"$" + f.Key, bson.D{{Key: "$literal", Value: f.Value}},
 		}}}})
 	}
-	set = append(set,
-		bson.E{Key: FieldOwner, Value: bson.D{{Key: "$literal", Value: owner}}},
-		bson.E{Key: FieldTimestamp, Value: "$$NOW"},
-		bson.E{Key: FieldDuration, Value: d.Milliseconds()},
-		bson.E{Key: FieldToken, Value: bson.D{{Key: "$add", Value: bson.A{
-			bson.D{{Key: "$ifNull", Value: bson.A{"$" + FieldToken, int64(0)}}}, int64(1),
-		}}}},
-	)
+	set = append(set, leaseSet(owner, d)...)
 	start := s.localNow()
 	raw, err := s.coll.FindOneAndUpdate(ctx, filter, mongo.Pipeline{{{Key: "$set", Value: set}}},
 		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.Before)).Raw()
@@ -153,7 +157,7 @@ func (s *mongoStore) acquireOrInsert(ctx context.Context, key, owner string, d t
 		}
 		return &Lease{Key: key, Owner: owner, Token: 1, Duration: d, Doc: doc, Created: true, start: start}, nil
 	case mongo.IsDuplicateKeyError(err):
-		return nil, ErrHeld
+		return s.acquire(ctx, key, owner, d, false)
 	case err != nil:
 		return nil, fmt.Errorf("lease %s: %w", key, err)
 	}

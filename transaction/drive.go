@@ -38,7 +38,7 @@ func (s *Service) drive(ctx context.Context, tl *lock.Lease, t *Transfer) (*Tran
 
 // applyLegs takes a pending transfer to applied (both legs on the balances)
 // or to failed (no leg applied).
-func (s *Service) applyLegs(ctx context.Context, tl *lock.Lease, t *Transfer) (*Transfer, error) {
+func (s *Service) applyLegs(ctx context.Context, tl *lock.Lease, t *Transfer) (_ *Transfer, err error) {
 	if err := s.hook(ctx, t.ID, StepLock); err != nil {
 		return nil, err
 	}
@@ -51,7 +51,12 @@ func (s *Service) applyLegs(ctx context.Context, tl *lock.Lease, t *Transfer) (*
 	}
 	held := true
 	defer func() {
-		if held {
+		var crash errCrash
+		switch {
+		case !held:
+		case errors.As(err, &crash): // a dead process releases nothing
+			s.dropAccounts(lf, lt)
+		default:
 			s.releaseAccounts(lf, lt)
 		}
 	}()
@@ -76,8 +81,6 @@ func (s *Service) applyLegs(ctx context.Context, tl *lock.Lease, t *Transfer) (*
 
 	if !debited {
 		if err := s.hook(ctx, t.ID, StepDebit); err != nil {
-			held = false
-			s.dropAccounts(lf, lt)
 			return nil, err
 		}
 		// debit is a no-op when the marker is there, and says
@@ -91,8 +94,6 @@ func (s *Service) applyLegs(ctx context.Context, tl *lock.Lease, t *Transfer) (*
 	}
 
 	if err := s.hook(ctx, t.ID, StepCredit); err != nil {
-		held = false
-		s.dropAccounts(lf, lt)
 		return nil, err
 	}
 	if err := s.store.credit(ctx, lt, t); err != nil {

@@ -51,6 +51,10 @@ func (s *Service) recoverOne(ctx context.Context, id string) (*Transfer, error) 
 		return nil, err
 	}
 	t, err := s.store.decode(tl.Doc)
+	if err == nil && t.State.Terminal() { // finished since we looked
+		s.giveBack(tl)
+		return nil, lock.ErrHeld
+	}
 	if err == nil {
 		t, err = s.drive(ctx, tl, t)
 	}

@@ -192,6 +192,10 @@ func (s *Service) run(ctx context.Context, t *Transfer, req *Request) (*Transfer
 			s.giveBack(tl)
 			return nil, fmt.Errorf("transfer %s: %w", t.ID, ErrIDConflict)
 		}
+		if cur.State.Terminal() { // a replay: nothing to drive
+			s.giveBack(tl)
+			return cur, cur.Err()
+		}
 		done, err := s.drive(ctx, tl, cur)
 		if err == nil {
 			return done, done.Err()

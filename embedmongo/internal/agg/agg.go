@@ -9,6 +9,7 @@ package agg
 import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/bankd/bankd/embedmongo/internal/collation"
 	"github.com/bankd/bankd/embedmongo/internal/expr"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
 )
@@ -34,6 +35,9 @@ type Options struct {
 	DB   string // database of the aggregate command (default for $lookup/$out/$merge)
 	Vars expr.Vars
 	Env  Env
+	// Collation orders and compares strings in $match, $sort, $group and $lookup
+	// (nil = simple, binary).
+	Collation *collation.Collation
 }
 
 // Run executes pipeline over input and returns the output documents. A trailing $out or $merge

@@ -189,7 +189,7 @@ func parseGroup(r *runner, spec any, _ pipeCtx) (stage, error) {
 		return nil, err
 	}
 	return func(in []bson.D) ([]bson.D, error) {
-		var table groupTable
+		table := groupTable{coll: r.opts.Collation}
 		var groups [][]accumulator
 		for _, doc := range in {
 			key, err := id.eval(doc, r.opts.Vars)

@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
+	"github.com/bankd/bankd/embedmongo/internal/collation"
 )
 
 // groupTable assigns values to groups by MongoDB equality (bsonkit.Compare == 0, so 1, 1.0
@@ -16,6 +17,7 @@ import (
 type groupTable struct {
 	buckets map[string][]int
 	keys    []any
+	coll    *collation.Collation // string equality; nil = binary
 }
 
 // index returns the group of v, creating it (created=true) when v is new.
@@ -24,10 +26,10 @@ func (t *groupTable) index(v any) (i int, created bool) {
 		t.buckets = map[string][]int{}
 	}
 	var sb strings.Builder
-	coarseKey(&sb, v)
+	coarseKey(&sb, v, t.coll)
 	k := sb.String()
 	for _, i := range t.buckets[k] {
-		if bsonkit.Compare(t.keys[i], v) == 0 {
+		if t.coll.Compare(t.keys[i], v) == 0 {
 			return i, false
 		}
 	}
@@ -46,7 +48,7 @@ func (s *keyedSet) insert(v any) bool {
 }
 
 // coarseKey writes a key such that Compare-equal values get equal keys.
-func coarseKey(sb *strings.Builder, v any) {
+func coarseKey(sb *strings.Builder, v any, coll *collation.Collation) {
 	sb.WriteString(strconv.Itoa(bsonkit.CanonicalType(v)))
 	sb.WriteByte(':')
 	switch x := v.(type) {
@@ -54,19 +56,19 @@ func coarseKey(sb *strings.Builder, v any) {
 		sb.WriteByte('{')
 		for _, e := range x {
 			sb.WriteString(strconv.Quote(e.Key))
-			coarseKey(sb, e.Value)
+			coarseKey(sb, e.Value, coll)
 			sb.WriteByte(',')
 		}
 		sb.WriteByte('}')
 	case bson.A:
 		sb.WriteByte('[')
 		for _, e := range x {
-			coarseKey(sb, e)
+			coarseKey(sb, e, coll)
 			sb.WriteByte(',')
 		}
 		sb.WriteByte(']')
 	case string:
-		sb.WriteString(strconv.Quote(x))
+		sb.WriteString(strconv.Quote(coll.Key(x)))
 	case nil, bson.Null, bson.Undefined:
 	default:
 		if f, ok := bsonkit.ToFloat64(v); ok {

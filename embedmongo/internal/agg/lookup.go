@@ -188,7 +188,7 @@ func parseLookup(r *runner, spec any, _ pipeCtx) (stage, error) {
 func (l *lookupSpec) join(r *runner, doc bson.D, foreign []bson.D, shared []stage) ([]bson.D, error) {
 	matched := foreign
 	if l.localField != nil {
-		m, err := query.Compile(equalityFilter(l.foreignField, localValues(doc, l.localField)), query.Options{})
+		m, err := query.Compile(equalityFilter(l.foreignField, localValues(doc, l.localField)), query.Options{Collation: r.opts.Collation})
 		if err != nil {
 			return nil, err
 		}

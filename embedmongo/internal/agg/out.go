@@ -236,8 +236,23 @@ func (m *mergeSpec) mergeOne(r *runner, doc bson.D) error {
 	case "keepExisting":
 		return nil
 	case "fail":
-		return mongoerr.New(mongoerr.DuplicateKey, "$merge failed due to a DuplicateKey error :: caused by :: E11000 duplicate key error collection: %s.%s index: _id_ dup key: { _id: %s }",
-			m.db, m.coll, fmtValue(id))
+		// mongod fails the insert on the unique index backing 'on', and reports its key.
+		pattern, value := make(bson.D, len(m.on)), make(bson.D, len(m.on))
+		dup := make([]string, len(m.on))
+		for i, f := range m.on {
+			v := getField(doc, strings.Split(f, "."))
+			pattern[i] = bson.E{Key: f, Value: int32(1)}
+			value[i] = bson.E{Key: f, Value: v}
+			dup[i] = f + ": " + fmtValue(v)
+		}
+		index := "_id_"
+		if len(m.on) != 1 || m.on[0] != "_id" {
+			index = strings.Join(m.on, "_1_") + "_1"
+		}
+		err := mongoerr.New(mongoerr.DuplicateKey, "$merge failed due to a DuplicateKey error :: caused by :: E11000 duplicate key error collection: %s.%s index: %s dup key: { %s }",
+			m.db, m.coll, index, strings.Join(dup, ", "))
+		err.Extra = bson.D{{Key: "keyPattern", Value: pattern}, {Key: "keyValue", Value: value}}
+		return err
 	case "replace":
 		updated = doc
 	case "merge":

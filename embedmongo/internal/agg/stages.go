@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
+	"github.com/bankd/bankd/embedmongo/internal/collation"
 	"github.com/bankd/bankd/embedmongo/internal/expr"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
 	"github.com/bankd/bankd/embedmongo/internal/query"
@@ -19,7 +20,7 @@ func parseMatch(r *runner, spec any, _ pipeCtx) (stage, error) {
 	if !ok {
 		return nil, mongoerr.New(15959, "the match filter must be an expression in an object")
 	}
-	m, err := query.Compile(filter, query.Options{Vars: r.opts.Vars})
+	m, err := query.Compile(filter, query.Options{Vars: r.opts.Vars, Collation: r.opts.Collation})
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func replaceRootStage(r *runner, newRoot any, what string) (stage, error) {
 }
 
 // compileSortSpec validates a $sort specification with $sort's own errors, then compiles it.
-func compileSortSpec(spec any) (*query.Sort, error) {
+func compileSortSpec(spec any, coll *collation.Collation) (*query.Sort, error) {
 	d, ok := spec.(bson.D)
 	if !ok {
 		return nil, mongoerr.New(15973, "the $sort key specification must be an object")
@@ -103,11 +104,11 @@ func compileSortSpec(spec any) (*query.Sort, error) {
 			return nil, mongoerr.New(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
 		}
 	}
-	return query.CompileSort(d)
+	return query.CompileSortCollation(d, coll)
 }
 
-func parseSort(_ *runner, spec any, _ pipeCtx) (stage, error) {
-	s, err := compileSortSpec(spec)
+func parseSort(r *runner, spec any, _ pipeCtx) (stage, error) {
+	s, err := compileSortSpec(spec, r.opts.Collation)
 	if err != nil {
 		return nil, err
 	}
@@ -291,9 +292,17 @@ func parseDocuments(r *runner, spec any, _ pipeCtx) (stage, error) {
 	}, nil
 }
 
-// parseListLocalSessions accepts {$listLocalSessions: {...}} and yields nothing: the engine
-// keeps no logical-session cache, so there are never local sessions to list.
-func parseListLocalSessions(_ *runner, spec any, _ pipeCtx) (stage, error) {
+// SessionLister is implemented by an Env that keeps mongod's logical session cache, for
+// $listLocalSessions.
+type SessionLister interface {
+	// LocalSessions returns the cached sessions as {_id: {id, uid}, lastUse} documents.
+	LocalSessions() []bson.D
+}
+
+// parseListLocalSessions lists the sessions the Env's session cache holds (none without one).
+// Without authentication every session belongs to the same (empty) user, so the allUsers and
+// users filters select them all.
+func parseListLocalSessions(r *runner, spec any, _ pipeCtx) (stage, error) {
 	d, ok := spec.(bson.D)
 	if !ok {
 		return nil, mongoerr.New(mongoerr.TypeMismatch, "$listLocalSessions must be an object")
@@ -303,5 +312,10 @@ func parseListLocalSessions(_ *runner, spec any, _ pipeCtx) (stage, error) {
 			return nil, mongoerr.New(40415, "BSON field 'ListSessionsSpec.%s' is an unknown field.", e.Key)
 		}
 	}
-	return func([]bson.D) ([]bson.D, error) { return nil, nil }, nil
+	return func([]bson.D) ([]bson.D, error) {
+		if l, ok := r.opts.Env.(SessionLister); ok {
+			return l.LocalSessions(), nil
+		}
+		return nil, nil
+	}, nil
 }

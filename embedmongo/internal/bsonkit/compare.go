@@ -14,7 +14,15 @@ import (
 // canonical type bracket (MinKey < null < numbers < strings < objects < arrays < binData <
 // ObjectId < bool < date < timestamp < regex < ... < MaxKey), then by value within the bracket.
 // Numbers of different types compare by numeric value. It returns -1, 0 or +1.
-func Compare(a, b any) int {
+func Compare(a, b any) int { return CompareWith(a, b, nil) }
+
+// StringCompare orders two strings; a collation provides one (nil = binary order).
+type StringCompare func(a, b string) int
+
+// CompareWith is Compare with strings (and symbols), wherever they occur — nested in
+// documents and arrays too — ordered by sc instead of byte order; field names stay binary,
+// as under a MongoDB collation. A nil sc is plain Compare.
+func CompareWith(a, b any, sc StringCompare) int {
 	ca, cb := canonical(a), canonical(b)
 	if ca != cb {
 		return sign(ca - cb)
@@ -25,11 +33,14 @@ func Compare(a, b any) int {
 	case 10:
 		return CompareNumbers(a, b)
 	case 15:
+		if sc != nil {
+			return sign(sc(stringOf(a), stringOf(b)))
+		}
 		return strings.Compare(stringOf(a), stringOf(b))
 	case 20:
-		return compareDocs(ToD(a), ToD(b))
+		return compareDocs(ToD(a), ToD(b), sc)
 	case 25:
-		return compareArrays(ToA(a), ToA(b))
+		return compareArrays(ToA(a), ToA(b), sc)
 	case 30:
 		x, y := a.(bson.Binary), b.(bson.Binary)
 		if len(x.Data) != len(y.Data) {
@@ -91,7 +102,7 @@ func Compare(a, b any) int {
 		if c := strings.Compare(string(x.Code), string(y.Code)); c != 0 {
 			return c
 		}
-		return Compare(x.Scope, y.Scope)
+		return CompareWith(x.Scope, y.Scope, sc)
 	}
 	return 0
 }
@@ -109,7 +120,7 @@ func stringOf(v any) string {
 	return ""
 }
 
-func compareDocs(x, y bson.D) int {
+func compareDocs(x, y bson.D, sc StringCompare) int {
 	for i := 0; i < len(x) && i < len(y); i++ {
 		if c := sign(canonical(x[i].Value) - canonical(y[i].Value)); c != 0 {
 			return c
@@ -117,19 +128,19 @@ func compareDocs(x, y bson.D) int {
 		if c := strings.Compare(x[i].Key, y[i].Key); c != 0 {
 			return c
 		}
-		if c := Compare(x[i].Value, y[i].Value); c != 0 {
+		if c := CompareWith(x[i].Value, y[i].Value, sc); c != 0 {
 			return c
 		}
 	}
 	return sign(len(x) - len(y))
 }
 
-func compareArrays(x, y bson.A) int {
+func compareArrays(x, y bson.A, sc StringCompare) int {
 	for i := 0; i < len(x) && i < len(y); i++ {
 		if c := sign(canonical(x[i]) - canonical(y[i])); c != 0 {
 			return c
 		}
-		if c := Compare(x[i], y[i]); c != 0 {
+		if c := CompareWith(x[i], y[i], sc); c != 0 {
 			return c
 		}
 	}

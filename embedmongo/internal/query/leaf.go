@@ -26,9 +26,10 @@ type cmpLeaf struct {
 	rhs any
 }
 
-func (l *cmpLeaf) matchValue(v any, _ *matchCtx) bool { return compareMatch(l.op, v, l.rhs) }
+func (l *cmpLeaf) matchValue(v any, c *matchCtx) bool { return compareMatch(l.op, v, l.rhs, c.sc) }
 
-func compareMatch(op cmpOp, v, rhs any) bool {
+// compareMatch applies op to v and rhs; sc orders strings (nil = binary).
+func compareMatch(op cmpOp, v, rhs any, sc bsonkit.StringCompare) bool {
 	if rhs == nil {
 		// null equality also matches missing fields ({a: null}, $lte/$gte null).
 		if _, isNull := v.(bson.Null); v == nil || isNull || bsonkit.IsMissing(v) {
@@ -55,7 +56,7 @@ func compareMatch(op cmpOp, v, rhs any) bool {
 		both := isNaN(v) && isNaN(rhs)
 		return both && (op == opEQ || op == opLTE || op == opGTE)
 	}
-	c := bsonkit.Compare(v, rhs)
+	c := bsonkit.CompareWith(v, rhs, sc)
 	switch op {
 	case opEQ:
 		return c == 0
@@ -88,7 +89,7 @@ type inLeaf struct {
 
 func (l *inLeaf) matchValue(v any, c *matchCtx) bool {
 	for _, x := range l.vals {
-		if compareMatch(opEQ, v, x) {
+		if compareMatch(opEQ, v, x, c.sc) {
 			return true
 		}
 	}

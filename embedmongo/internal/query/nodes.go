@@ -3,6 +3,7 @@ package query
 import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
 	"github.com/bankd/bankd/embedmongo/internal/expr"
 )
 
@@ -10,8 +11,9 @@ import (
 // positional index found so far and the first evaluation error.
 type matchCtx struct {
 	vars expr.Vars
-	pos  int   // array offset of the first array traversal that made a leaf match; -1 none
-	err  error // first runtime error ($expr evaluation)
+	sc   bsonkit.StringCompare // the collation's string order; nil = binary
+	pos  int                   // array offset of the first array traversal that made a leaf match; -1 none
+	err  error                 // first runtime error ($expr evaluation)
 	// elemIdx is set by leaves that look inside an array themselves ($elemMatch) to the
 	// index of the matching element, so the path walker can report it as the position.
 	elemIdx int

@@ -15,6 +15,7 @@ type Projection struct {
 	root      *projNode
 	inclusion bool // else exclusion mode: everything not excluded is kept
 	vars      expr.Vars
+	sc        bsonkit.StringCompare // collation for $elemMatch projections
 	empty     bool
 }
 
@@ -44,7 +45,7 @@ type projNode struct {
 
 // CompileProjection parses a find/findAndModify projection.
 func CompileProjection(spec bson.D, opts Options) (*Projection, error) {
-	p := &Projection{root: &projNode{}, vars: opts.Vars}
+	p := &Projection{root: &projNode{}, vars: opts.Vars, sc: opts.Collation.StringCompare()}
 	if len(spec) == 0 {
 		p.empty = true
 		return p, nil
@@ -278,7 +279,7 @@ func (p *Projection) Apply(doc bson.D, matchPos int) (bson.D, error) {
 	if p.empty {
 		return doc, nil
 	}
-	a := projApply{root: doc, vars: p.vars, matchPos: matchPos}
+	a := projApply{root: doc, vars: p.vars, sc: p.sc, matchPos: matchPos}
 	if p.inclusion {
 		return a.include(p.root, doc)
 	}
@@ -288,6 +289,7 @@ func (p *Projection) Apply(doc bson.D, matchPos int) (bson.D, error) {
 type projApply struct {
 	root     bson.D
 	vars     expr.Vars
+	sc       bsonkit.StringCompare
 	matchPos int
 }
 
@@ -351,7 +353,7 @@ func (a *projApply) includeValue(n *projNode, v any) (any, bool, error) {
 		if !ok {
 			return nil, false, nil
 		}
-		c := matchCtx{vars: a.vars, pos: -1, elemIdx: -1}
+		c := matchCtx{vars: a.vars, sc: a.sc, pos: -1, elemIdx: -1}
 		if !n.elem.matchValue(arr, &c) {
 			return nil, false, c.err
 		}

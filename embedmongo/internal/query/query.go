@@ -4,18 +4,23 @@ package query
 import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
+	"github.com/bankd/bankd/embedmongo/internal/collation"
 	"github.com/bankd/bankd/embedmongo/internal/expr"
 )
 
-// Options carries what a filter may need beyond itself: variables for $expr ($$NOW, let).
+// Options carries what a filter may need beyond itself: variables for $expr ($$NOW, let) and
+// the collation string comparisons use (nil = simple, binary).
 type Options struct {
-	Vars expr.Vars
+	Vars      expr.Vars
+	Collation *collation.Collation
 }
 
 // Matcher is a compiled filter. It is immutable and safe for concurrent use.
 type Matcher struct {
 	root node
 	vars expr.Vars
+	sc   bsonkit.StringCompare // nil = binary
 }
 
 // Compile parses a filter document; invalid filters give mongod's errors (e.g. BadValue 2).
@@ -24,7 +29,7 @@ func Compile(filter bson.D, opts Options) (*Matcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Matcher{root: root, vars: opts.Vars}, nil
+	return &Matcher{root: root, vars: opts.Vars, sc: opts.Collation.StringCompare()}, nil
 }
 
 // Match reports whether doc satisfies the filter.
@@ -36,7 +41,7 @@ func (m *Matcher) Match(doc bson.D) (bool, error) {
 // MatchPositional also returns the index of the array element that satisfied the filter on
 // the array field, for the positional `$` update and projection operators (-1 when none).
 func (m *Matcher) MatchPositional(doc bson.D) (bool, int, error) {
-	c := matchCtx{vars: m.vars, pos: -1}
+	c := matchCtx{vars: m.vars, pos: -1, sc: m.sc}
 	ok := m.root.match(doc, &c)
 	if c.err != nil {
 		return false, -1, c.err

@@ -6,12 +6,14 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
+	"github.com/bankd/bankd/embedmongo/internal/collation"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
 )
 
 // Sort is a compiled sort specification. It is immutable and safe for concurrent use.
 type Sort struct {
 	keys []sortKey
+	sc   bsonkit.StringCompare // collation string order; nil = binary
 }
 
 type sortKey struct {
@@ -21,8 +23,11 @@ type sortKey struct {
 }
 
 // CompileSort parses a sort document ({a: 1, b: -1}). An empty spec orders nothing.
-func CompileSort(spec bson.D) (*Sort, error) {
-	s := &Sort{keys: make([]sortKey, 0, len(spec))}
+func CompileSort(spec bson.D) (*Sort, error) { return CompileSortCollation(spec, nil) }
+
+// CompileSortCollation is CompileSort ordering strings by a collation (nil = simple).
+func CompileSortCollation(spec bson.D, coll *collation.Collation) (*Sort, error) {
+	s := &Sort{keys: make([]sortKey, 0, len(spec)), sc: coll.StringCompare()}
 	for _, e := range spec {
 		if e.Key == "" {
 			return nil, badValue("FieldPath cannot be constructed with empty string")
@@ -53,9 +58,9 @@ func fmtValue(v any) string {
 // use a stable sort to keep input order.
 func (s *Sort) Compare(a, b bson.D) int {
 	for _, k := range s.keys {
-		ka := extremum(a, k.parts, k.desc)
-		kb := extremum(b, k.parts, k.desc)
-		if c := bsonkit.Compare(ka, kb); c != 0 {
+		ka := extremum(a, k.parts, k.desc, s.sc)
+		kb := extremum(b, k.parts, k.desc, s.sc)
+		if c := bsonkit.CompareWith(ka, kb, s.sc); c != 0 {
 			if k.desc {
 				return -c
 			}
@@ -70,7 +75,7 @@ func (s *Sort) Compare(a, b bson.D) int {
 func (s *Sort) Keys(doc bson.D) []any {
 	out := make([]any, len(s.keys))
 	for i, k := range s.keys {
-		out[i] = extremum(doc, k.parts, k.desc)
+		out[i] = extremum(doc, k.parts, k.desc, s.sc)
 	}
 	return out
 }
@@ -78,7 +83,7 @@ func (s *Sort) Keys(doc bson.D) []any {
 // CompareKeys orders two key slices produced by Keys.
 func (s *Sort) CompareKeys(a, b []any) int {
 	for i, k := range s.keys {
-		if c := bsonkit.Compare(a[i], b[i]); c != 0 {
+		if c := bsonkit.CompareWith(a[i], b[i], s.sc); c != 0 {
 			if k.desc {
 				return -c
 			}
@@ -93,7 +98,7 @@ var emptyArrayKey = bson.Undefined{}
 
 // extremum returns the sort key at path: with arrays along the path, the smallest value for
 // an ascending sort and the largest for a descending one; missing sorts as null.
-func extremum(v any, parts []string, desc bool) any {
+func extremum(v any, parts []string, desc bool, sc bsonkit.StringCompare) any {
 	if len(parts) == 0 {
 		arr, ok := v.(bson.A)
 		if !ok {
@@ -104,7 +109,7 @@ func extremum(v any, parts []string, desc bool) any {
 		}
 		best := arr[0]
 		for _, e := range arr[1:] {
-			if better(e, best, desc) {
+			if better(e, best, desc, sc) {
 				best = e
 			}
 		}
@@ -116,21 +121,21 @@ func extremum(v any, parts []string, desc bool) any {
 		if !ok {
 			return nil
 		}
-		return extremum(child, parts[1:], desc)
+		return extremum(child, parts[1:], desc, sc)
 	case bson.A:
 		var best any
 		found := false
 		consider := func(c any) {
-			if !found || better(c, best, desc) {
+			if !found || better(c, best, desc, sc) {
 				best, found = c, true
 			}
 		}
 		if idx, ok := bsonkit.ArrayIndex(parts[0]); ok && idx < len(x) {
-			consider(extremum(x[idx], parts[1:], desc))
+			consider(extremum(x[idx], parts[1:], desc, sc))
 		}
 		for _, e := range x {
 			if d, ok := e.(bson.D); ok {
-				consider(extremum(d, parts, desc))
+				consider(extremum(d, parts, desc, sc))
 			} else {
 				consider(nil)
 			}
@@ -143,8 +148,8 @@ func extremum(v any, parts []string, desc bool) any {
 	return nil
 }
 
-func better(c, best any, desc bool) bool {
-	r := bsonkit.Compare(c, best)
+func better(c, best any, desc bool, sc bsonkit.StringCompare) bool {
+	r := bsonkit.CompareWith(c, best, sc)
 	if desc {
 		return r > 0
 	}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/google/btree"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -14,10 +15,20 @@ import (
 // maxDocSize is mongod's BSON document size limit.
 const maxDocSize = 16 * 1024 * 1024
 
-// record is a stored document: encoded BSON keeps a million documents small in memory.
+// record is a stored document: encoded BSON keeps a million documents small in memory. raw
+// is immutable, held as a string (a smaller header than a slice, in every btree slot).
 type record struct {
 	id  RecordID
-	raw []byte
+	raw string
+}
+
+// frozen views freshly encoded bytes, which nothing else references or modifies, as a string.
+func frozen(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// decode parses a stored document into a fresh bson.D: the decoder only reads its input and
+// copies what it keeps (strings, binary data), so the result never aliases the store.
+func (r record) decode() (bson.D, error) {
+	return bsonkit.Decode(unsafe.Slice(unsafe.StringData(r.raw), len(r.raw)))
 }
 
 func lessRecord(a, b record) bool { return a.id < b.id }
@@ -135,7 +146,7 @@ func (c *Collection) findLocked(filter bson.D, match MatchFunc, limit int) ([]Do
 	var err error
 	visit := func(r record) bool {
 		var d bson.D
-		if d, err = bsonkit.Decode(r.raw); err != nil {
+		if d, err = r.decode(); err != nil {
 			return false
 		}
 		var ok bool
@@ -207,6 +218,8 @@ func (c *Collection) Write(fn func(tx *Tx) error) error {
 		tx.rollback()
 		return err
 	}
+	s.syncing.Add(1) // before unlocking: Close waits for the lock, then for this
+	defer s.syncing.Done()
 	locked = false
 	c.mu.Unlock()
 	// Wait for the fsync outside the lock: concurrent writers share one (group commit).

@@ -106,7 +106,7 @@ func (s *Store) load() error {
 		for it.First(); it.Valid(); it.Next() {
 			k := it.Key()
 			rid := RecordID(binary.BigEndian.Uint64(k[len(k)-8:]))
-			if err := c.putRaw(record{id: rid, raw: append([]byte(nil), it.Value()...)}); err != nil {
+			if err := c.putRaw(record{id: rid, raw: string(it.Value())}); err != nil {
 				_ = it.Close()
 				return fmt.Errorf("collection %s.%s record %d: %w", c.db, c.name, rid, err)
 			}

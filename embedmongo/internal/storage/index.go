@@ -25,14 +25,28 @@ type index struct {
 }
 
 // entry is one index entry. key is the single field's value, or a compoundKey: a separate
-// slice only for compound indexes keeps a million-document index small. whole marks an entry
-// for an entire array value (added so an equality on the whole array finds its documents);
-// mongod has no such key, so unique indexes ignore these entries.
+// slice only for compound indexes keeps a million-document index small. tag packs the record
+// id with a "whole" bit (id<<1 | whole), which marks an entry for an entire array value (added
+// so an equality on the whole array finds its documents); mongod has no such key, so unique
+// indexes ignore these entries.
 type entry struct {
-	key   any
-	id    RecordID
-	whole bool
+	key any
+	tag int64
 }
+
+func newEntry(key any, id RecordID, whole bool) entry {
+	tag := int64(id) << 1
+	if whole {
+		tag |= 1
+	}
+	return entry{key: key, tag: tag}
+}
+
+// pivot is the first possible entry with key, to start lookups from.
+func pivot(key any) entry { return entry{key: key, tag: math.MinInt64} }
+
+func (e entry) id() RecordID { return RecordID(e.tag >> 1) }
+func (e entry) whole() bool  { return e.tag&1 == 1 }
 
 // compoundKey is the key of a compound index entry, one value per key field.
 type compoundKey []any
@@ -86,10 +100,7 @@ func lessEntry(a, b entry) bool {
 	if c := compareKeys(a.key, b.key); c != 0 {
 		return c < 0
 	}
-	if a.id != b.id {
-		return a.id < b.id
-	}
-	return !a.whole && b.whole
+	return a.tag < b.tag
 }
 
 func newIndex(spec IndexSpec) (*index, error) {
@@ -115,13 +126,13 @@ func (ix *index) insert(id RecordID, keys []ikey) {
 		ix.multikey = true
 	}
 	for _, k := range keys {
-		ix.tree.ReplaceOrInsert(entry{key: k.key, id: id, whole: k.whole})
+		ix.tree.ReplaceOrInsert(newEntry(k.key, id, k.whole))
 	}
 }
 
 func (ix *index) delete(id RecordID, keys []ikey) {
 	for _, k := range keys {
-		ix.tree.Delete(entry{key: k.key, id: id, whole: k.whole})
+		ix.tree.Delete(newEntry(k.key, id, k.whole))
 	}
 }
 
@@ -278,11 +289,11 @@ func (c *Collection) checkUnique(ix *index, keys []ikey, self RecordID) error {
 			continue
 		}
 		var dup bool
-		ix.tree.AscendGreaterOrEqual(entry{key: k.key, id: math.MinInt64}, func(e entry) bool {
+		ix.tree.AscendGreaterOrEqual(pivot(k.key), func(e entry) bool {
 			if compareKeys(e.key, k.key) != 0 {
 				return false
 			}
-			if e.id != self && !e.whole {
+			if e.id() != self && !e.whole() {
 				dup = true
 				return false
 			}

@@ -311,7 +311,7 @@ func (c *Collection) build(ix *index) error {
 	var err error
 	c.docs.Ascend(func(r record) bool {
 		var d bson.D
-		if d, err = bsonkit.Decode(r.raw); err != nil {
+		if d, err = r.decode(); err != nil {
 			return false
 		}
 		var keys []ikey

@@ -160,11 +160,11 @@ func (c *Collection) candidates(filter bson.D) ([]RecordID, bool) {
 
 // lookupEq appends the ids of entries whose first key value equals v.
 func (ix *index) lookupEq(v any, ids []RecordID) []RecordID {
-	ix.tree.AscendGreaterOrEqual(entry{key: v, id: math.MinInt64}, func(e entry) bool {
+	ix.tree.AscendGreaterOrEqual(pivot(v), func(e entry) bool {
 		if bsonkit.Compare(keyAt(e.key, 0), v) != 0 {
 			return false
 		}
-		ids = append(ids, e.id)
+		ids = append(ids, e.id())
 		return true
 	})
 	return ids
@@ -181,7 +181,7 @@ func (ix *index) lookupRange(lo, hi *bound, ids []RecordID) []RecordID {
 		bracket = bsonkit.CanonicalType(hi.v)
 		start = rangeBrackets[bracket]
 	}
-	ix.tree.AscendGreaterOrEqual(entry{key: start, id: math.MinInt64}, func(e entry) bool {
+	ix.tree.AscendGreaterOrEqual(pivot(start), func(e entry) bool {
 		v := keyAt(e.key, 0)
 		if bsonkit.CanonicalType(v) != bracket {
 			return false
@@ -194,7 +194,7 @@ func (ix *index) lookupRange(lo, hi *bound, ids []RecordID) []RecordID {
 		if lo != nil && !lo.incl && bsonkit.Compare(v, lo.v) == 0 {
 			return true
 		}
-		ids = append(ids, e.id)
+		ids = append(ids, e.id())
 		return true
 	})
 	return ids

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/v2/bson"
 
-	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
 )
 
@@ -119,7 +118,7 @@ func TestCandidatesAreSuperset(t *testing.T) {
 		require.NoError(t, err)
 		var want []Doc
 		indexed.docs.Ascend(func(r record) bool {
-			d, _ := bsonkit.Decode(r.raw)
+			d, _ := r.decode()
 			if ok, _ := match(d); ok {
 				want = append(want, Doc{ID: r.id, Doc: d})
 			}

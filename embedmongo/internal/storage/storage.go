@@ -26,6 +26,8 @@ type Store struct {
 	opts Options
 	db   *pebble.DB // nil when in memory
 
+	syncing sync.WaitGroup // writes committed to Pebble and waiting for their fsync
+
 	mu     sync.RWMutex // guards colls and closed; held for create/drop
 	colls  map[nsKey]*Collection
 	closed bool
@@ -71,6 +73,7 @@ func (s *Store) Close() error {
 	if s.db == nil {
 		return nil
 	}
+	s.syncing.Wait()
 	return s.closeDurable()
 }
 

@@ -254,3 +254,21 @@ func TestErrorsAreServerErrors(t *testing.T) {
 		{Key: "keyValue", Value: bson.D{{Key: "_id", Value: 1.0}}},
 	}, me.Extra)
 }
+
+func TestResultsDoNotAliasStorage(t *testing.T) {
+	s := openMem(t)
+	c := mustColl(t, s, "c")
+	in := bson.D{{Key: "_id", Value: int32(1)}, {Key: "b", Value: bson.Binary{Data: []byte{1, 2}}},
+		{Key: "a", Value: bson.A{bson.D{{Key: "x", Value: "y"}}}}}
+	insertAll(t, c, in)
+	// Neither the inserted document nor a result shares memory with the stored copy.
+	in[1].Value.(bson.Binary).Data[0] = 7
+	docs, err := c.Find(nil, all)
+	require.NoError(t, err)
+	docs[0].Doc[1].Value.(bson.Binary).Data[1] = 8
+	docs[0].Doc[2].Value.(bson.A)[0].(bson.D)[0].Value = "changed"
+	docs, err = c.Find(nil, all)
+	require.NoError(t, err)
+	require.Equal(t, bson.D{{Key: "_id", Value: int32(1)}, {Key: "b", Value: bson.Binary{Data: []byte{1, 2}}},
+		{Key: "a", Value: bson.A{bson.D{{Key: "x", Value: "y"}}}}}, docs[0].Doc)
+}

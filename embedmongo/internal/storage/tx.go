@@ -28,7 +28,7 @@ const (
 type undoRec struct {
 	kind undoKind
 	id   RecordID
-	old  []byte // the previous document for replace and delete
+	old  string // the previous document for replace and delete
 }
 
 // run calls fn, rolling back and re-panicking if it panics.
@@ -74,7 +74,7 @@ func (tx *Tx) Get(id RecordID) (bson.D, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
-	d, err := bsonkit.Decode(r.raw)
+	d, err := r.decode()
 	return d, err == nil, err
 }
 
@@ -94,7 +94,7 @@ func (tx *Tx) Insert(doc bson.D) (RecordID, error) {
 	}
 	id := c.nextID
 	c.nextID++
-	c.put(record{id: id, raw: raw}, keys)
+	c.put(record{id: id, raw: frozen(raw)}, keys)
 	tx.undo = append(tx.undo, undoRec{kind: undoInsert, id: id})
 	if tx.batch != nil {
 		if err := tx.batch.Set(docKey(c.uuid, id), raw, nil); err != nil {
@@ -121,7 +121,7 @@ func (tx *Tx) Replace(id RecordID, doc bson.D) error {
 	if err := c.remove(old); err != nil {
 		return err
 	}
-	c.put(record{id: id, raw: raw}, keys)
+	c.put(record{id: id, raw: frozen(raw)}, keys)
 	tx.undo = append(tx.undo, undoRec{kind: undoReplace, id: id, old: old.raw})
 	if tx.batch != nil {
 		if err := tx.batch.Set(docKey(c.uuid, id), raw, nil); err != nil {
@@ -212,7 +212,7 @@ func (c *Collection) put(r record, keys [][]ikey) {
 
 // putRaw stores r, computing its index keys without unique checks (reload and rollback).
 func (c *Collection) putRaw(r record) error {
-	d, err := bsonkit.Decode(r.raw)
+	d, err := r.decode()
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (c *Collection) putRaw(r record) error {
 
 // remove deletes r and its index entries.
 func (c *Collection) remove(r record) error {
-	d, err := bsonkit.Decode(r.raw)
+	d, err := r.decode()
 	if err != nil {
 		return err
 	}
