@@ -6,6 +6,9 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/bankd/bankd/embedmongo/internal/agg"
+	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
+	"github.com/bankd/bankd/embedmongo/internal/collation"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
 	"github.com/bankd/bankd/embedmongo/internal/query"
 	"github.com/bankd/bankd/embedmongo/internal/storage"
@@ -29,17 +32,69 @@ func cmdCreate(c *cmdCtx) (bson.D, error) {
 			continue
 		}
 		switch e.Key {
-		case "viewOn", "pipeline":
-			return nil, mongoerr.New(mongoerr.CommandNotSupported, "views are not supported by embedmongo")
 		case "timeseries":
 			return nil, mongoerr.New(mongoerr.CommandNotSupported, "time-series collections are not supported by embedmongo")
+		case "collation":
+			coll, err := collation.Parse(e.Value)
+			if err != nil {
+				return nil, err
+			}
+			if coll == nil {
+				continue // simple is the default: mongod does not record it
+			}
+			e.Value = coll.Spec()
 		}
 		opts = append(opts, e)
+	}
+	if err := checkValidatorOptions(opts); err != nil {
+		return nil, err
+	}
+	if _, isView := lookup(opts, "viewOn"); isView {
+		if err := checkViewOptions(opts); err != nil {
+			return nil, err
+		}
+	} else if _, ok := lookup(opts, "pipeline"); ok {
+		return nil, mongoerr.New(mongoerr.InvalidOptions, "'pipeline' requires 'viewOn' to also be specified")
 	}
 	if err := c.srv.store.CreateCollection(c.db, name, opts); err != nil {
 		return nil, err
 	}
 	return bson.D{}, nil
+}
+
+// checkViewOptions validates a view definition: viewOn names a collection of the same
+// database, pipeline is a valid pipeline without $out/$merge, and nothing else is given.
+func checkViewOptions(opts bson.D) error {
+	for _, e := range opts {
+		switch e.Key {
+		case "viewOn":
+			s, ok := e.Value.(string)
+			if !ok {
+				return typeMismatch("create", "viewOn", e.Value, "string")
+			}
+			if s == "" {
+				return mongoerr.New(mongoerr.BadValue, "'viewOn' cannot be empty")
+			}
+		case "pipeline":
+			if _, ok := e.Value.(bson.A); !ok {
+				return typeMismatch("create", "pipeline", e.Value, "array")
+			}
+			stages, err := pipelineStages(e.Value)
+			if err != nil {
+				return err
+			}
+			if agg.IsWriteStage(stages) {
+				return &mongoerr.Error{Code: 167, Name: "OptionNotSupportedOnView", Msg: "$out and $merge cannot be used in a view definition"}
+			}
+			if err := agg.Validate(stages); err != nil {
+				return err
+			}
+		case "collation":
+		default:
+			return mongoerr.New(mongoerr.InvalidOptions, "option not supported on a view: %s", e.Key)
+		}
+	}
+	return nil
 }
 
 func cmdDrop(c *cmdCtx) (bson.D, error) {
@@ -49,7 +104,7 @@ func cmdDrop(c *cmdCtx) (bson.D, error) {
 	}
 	coll := c.srv.store.Collection(c.db, name)
 	nIndexes := 0
-	if coll != nil {
+	if coll != nil && !isView(collOptions(coll)) {
 		nIndexes = len(coll.Indexes())
 	}
 	// MongoDB 7.0 answers ok for a collection that does not exist.
@@ -124,12 +179,26 @@ func cmdListCollections(c *cmdCtx) (bson.D, error) {
 	}
 	var docs []bson.D
 	for _, info := range c.srv.store.ListCollections(c.db) {
+		opts := info.Options
+		if opts == nil {
+			opts = bson.D{}
+		}
+		if isView(opts) {
+			d := bson.D{{Key: "name", Value: info.Name}, {Key: "type", Value: "view"}}
+			if !nameOnly {
+				d = append(d,
+					bson.E{Key: "options", Value: opts},
+					bson.E{Key: "info", Value: bson.D{{Key: "readOnly", Value: true}}})
+			}
+			if ok, err := m.Match(d); err != nil {
+				return nil, err
+			} else if ok {
+				docs = append(docs, d)
+			}
+			continue
+		}
 		d := bson.D{{Key: "name", Value: info.Name}, {Key: "type", Value: "collection"}}
 		if !nameOnly {
-			opts := info.Options
-			if opts == nil {
-				opts = bson.D{}
-			}
 			d = append(d,
 				bson.E{Key: "options", Value: opts},
 				bson.E{Key: "info", Value: bson.D{{Key: "readOnly", Value: false}, {Key: "uuid", Value: info.UUID}}},
@@ -145,25 +214,57 @@ func cmdListCollections(c *cmdCtx) (bson.D, error) {
 	return c.srv.cursorReply(c.db+".$cmd.listCollections", docs, batchSize, false), nil
 }
 
-// cmdCollMod accepts the options bankd and the drivers' tests use; only index TTL changes
-// would alter behaviour, and those are applied by re-creating nothing: minimal by design.
+// cmdCollMod changes a collection's validation options or a view's definition, durably.
+// Index options (index, expireAfterSeconds) and changeStreamPreAndPostImages are accepted
+// and ignored.
 func cmdCollMod(c *cmdCtx) (bson.D, error) {
 	name, err := c.collectionArg()
 	if err != nil {
 		return nil, err
 	}
-	if c.srv.store.Collection(c.db, name) == nil {
+	coll := c.srv.store.Collection(c.db, name)
+	if coll == nil {
 		return nil, mongoerr.New(mongoerr.NamespaceNotFound, "ns does not exist: %s.%s", c.db, name)
 	}
+	view := isView(collOptions(coll))
+	var changes bson.D
 	for _, e := range c.cmd[1:] {
 		if genericArgs[e.Key] {
 			continue
 		}
 		switch e.Key {
-		case "validator", "validationLevel", "validationAction", "index", "changeStreamPreAndPostImages", "expireAfterSeconds":
+		case "validator", "validationLevel", "validationAction":
+			if view {
+				return nil, mongoerr.New(mongoerr.InvalidOptions, "option not supported on a view: %s", e.Key)
+			}
+			changes = append(changes, e)
+		case "viewOn", "pipeline":
+			if !view {
+				return nil, mongoerr.New(mongoerr.InvalidOptions, "option only supported on a view: %s", e.Key)
+			}
+			changes = append(changes, e)
+		case "index", "changeStreamPreAndPostImages", "expireAfterSeconds":
 		default:
 			return nil, mongoerr.New(mongoerr.InvalidOptions, "unknown option to collMod: %s", e.Key)
 		}
+	}
+	if err := checkValidatorOptions(changes); err != nil {
+		return nil, err
+	}
+	if len(changes) == 0 {
+		return bson.D{}, nil
+	}
+	opts := bsonkit.CopyDoc(collOptions(coll))
+	for _, e := range changes {
+		opts = bsonkit.Set(opts, e.Key, e.Value)
+	}
+	if view {
+		if err := checkViewOptions(opts); err != nil {
+			return nil, err
+		}
+	}
+	if err := coll.SetOptions(opts); err != nil {
+		return nil, err
 	}
 	return bson.D{}, nil
 }
@@ -199,6 +300,9 @@ func cmdCreateIndexes(c *cmdCtx) (bson.D, error) {
 	coll, err := c.srv.store.CollectionOrCreate(c.db, name)
 	if err != nil {
 		return nil, err
+	}
+	if isView(collOptions(coll)) {
+		return nil, errOnView(c.db, name)
 	}
 	before := len(coll.Indexes())
 	created, err := coll.CreateIndexes(specs)
@@ -291,6 +395,9 @@ func cmdListIndexes(c *cmdCtx) (bson.D, error) {
 	if coll == nil {
 		return nil, mongoerr.New(mongoerr.NamespaceNotFound, "ns does not exist: %s.%s", c.db, name)
 	}
+	if isView(collOptions(coll)) {
+		return nil, errOnView(c.db, name)
+	}
 	var docs []bson.D
 	for _, ix := range coll.Indexes() {
 		docs = append(docs, ix.Spec)
@@ -311,6 +418,9 @@ func cmdDropIndexes(c *cmdCtx) (bson.D, error) {
 	coll := c.srv.store.Collection(c.db, name)
 	if coll == nil {
 		return nil, mongoerr.New(mongoerr.NamespaceNotFound, "ns not found %s.%s", c.db, name)
+	}
+	if isView(collOptions(coll)) {
+		return nil, errOnView(c.db, name)
 	}
 	was := len(coll.Indexes())
 	target, _ := c.arg("index")
@@ -357,6 +467,9 @@ func cmdCollStats(c *cmdCtx) (bson.D, error) {
 	coll := c.srv.store.Collection(c.db, name)
 	if coll == nil {
 		return nil, mongoerr.New(mongoerr.NamespaceNotFound, "ns not found %s.%s", c.db, name)
+	}
+	if isView(collOptions(coll)) {
+		return nil, errOnView(c.db, name)
 	}
 	n, size := coll.Count(), coll.DataSize()
 	avg := int64(0)

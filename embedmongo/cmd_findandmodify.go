@@ -59,14 +59,7 @@ func cmdFindAndModify(c *cmdCtx) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	var coll *storage.Collection
-	if upsert {
-		if coll, err = c.srv.store.CollectionOrCreate(c.db, name); err != nil {
-			return nil, err
-		}
-	} else {
-		coll = c.srv.store.Collection(c.db, name)
-	}
+	coll := c.srv.store.Collection(c.db, name)
 	opts := collOptions(coll)
 	if isView(opts) {
 		return nil, errOnView(c.db, name)
@@ -110,6 +103,11 @@ func cmdFindAndModify(c *cmdCtx) (bson.D, error) {
 	var val *validator
 	if !remove {
 		if val, err = c.validatorFor(opts, vars); err != nil {
+			return nil, err
+		}
+	}
+	if upsert && coll == nil { // an upsert creates the collection, once the command is valid
+		if coll, err = c.srv.store.CollectionOrCreate(c.db, name); err != nil {
 			return nil, err
 		}
 	}

@@ -3,6 +3,7 @@ package embedmongo
 import (
 	"bytes"
 	"sort"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -73,6 +74,24 @@ func validateID(id any) error {
 		return mongoerr.New(mongoerr.InvalidIdField, "can't use a regex for _id")
 	case bson.Undefined:
 		return mongoerr.New(mongoerr.InvalidIdField, "can't use a undefined for _id")
+	case bson.D:
+		return checkIDFields(id.(bson.D))
+	}
+	return nil
+}
+
+// checkIDFields rejects $-prefixed field names anywhere inside an _id document: mongod
+// allows them at other places since 5.0, but never in _id.
+func checkIDFields(d bson.D) error {
+	for _, e := range d {
+		if strings.HasPrefix(e.Key, "$") {
+			return mongoerr.New(mongoerr.DollarPrefixedFieldName, "_id fields may not contain '$'-prefixed fields: %s is not valid for storage.", e.Key)
+		}
+		if sub, ok := e.Value.(bson.D); ok {
+			if err := checkIDFields(sub); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
