@@ -444,3 +444,23 @@ func TestHealthAndMetrics(t *testing.T) {
 		t.Error("no X-Request-Id in response")
 	}
 }
+
+// A client that hangs up right after sending must not leave its key stuck in flight: the work
+// finishes, and the retry gets the stored answer at once.
+func TestClientDisconnectDoesNotStrandKey(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	a, b := e.account("alice", "USD"), e.account("bob", "USD")
+	e.deposit(a, 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the client is already gone when the handler runs
+	req := httptest.NewRequest("POST", "/v1/transfers", strings.NewReader(transferBody(a, b, 10))).WithContext(ctx)
+	req.Header.Set("Idempotency-Key", "gone")
+	e.h.ServeHTTP(httptest.NewRecorder(), req)
+	r := e.do("POST", "/v1/transfers", "gone", transferBody(a, b, 10))
+	if r.status != 201 || r.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("retry after disconnect: %d %s (replayed=%q)", r.status, r.raw, r.header.Get("Idempotent-Replayed"))
+	}
+	if got := e.balance(a); got != 90 {
+		t.Errorf("balance = %d, want 90", got)
+	}
+}

@@ -31,6 +31,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is reported by /healthz.
 	Version string
+	// OperationTimeout bounds a POST's work, which continues if the client disconnects;
+	// default 30 s.
+	OperationTimeout time.Duration
 }
 
 // Deps are the domain services the API drives.
@@ -63,6 +66,9 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 func New(cfg Config, deps Deps) *Handler {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 64 << 10
+	}
+	if cfg.OperationTimeout <= 0 {
+		cfg.OperationTimeout = 30 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -50,7 +50,10 @@ func (h *Handler) idempotent(c *gin.Context, op operation) {
 		h.internal(c, err)
 		return
 	}
-	ctx := c.Request.Context()
+	// A client that hangs up must not leave its key half-claimed or its transfer half-driven:
+	// the work runs to its end (bounded) whether or not anyone is still listening.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), h.cfg.OperationTimeout)
+	defer cancel()
 	rec, err := h.deps.Keys.Begin(ctx, idempotency.Begin{
 		Scope:       c.GetString(ctxScope),
 		Key:         key,
@@ -74,7 +77,7 @@ func (h *Handler) idempotent(c *gin.Context, op operation) {
 			// request with the same resource id and stores the same answer.
 			h.log.Warn("could not store idempotent outcome", "request_id", c.GetString(ctxRequestID), "err", err)
 		}
-	} else if err := h.deps.Keys.Release(context.WithoutCancel(ctx), rec); err != nil {
+	} else if err := h.deps.Keys.Release(ctx, rec); err != nil {
 		h.log.Warn("could not release idempotency record", "request_id", c.GetString(ctxRequestID), "err", err)
 	}
 	writeStored(c, resp)

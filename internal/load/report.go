@@ -19,6 +19,7 @@ type Report struct {
 	Retries        int64            `json:"retries"`        // transfers whose answer was dropped and retried
 	RetryRequests  int64            `json:"retry_requests"` // requests those retries took
 	DroppedLost    int64            `json:"dropped_lost"`   // dropped answers that never arrived at all
+	RetryMaxMs     float64          `json:"retry_max_ms"`   // longest wait from a dropped send to its answer
 	Transfers      int64            `json:"transfers"`      // transfers with a final outcome
 	Accounts       int              `json:"accounts"`
 	Clients        int              `json:"clients"`
@@ -41,6 +42,7 @@ func (r *runner) report(elapsed time.Duration, violations []string) *Report {
 		Retries:       s.retries,
 		RetryRequests: s.tries,
 		DroppedLost:   s.lost,
+		RetryMaxMs:    round2(float64(s.retryMax) / 1e6),
 		Transfers:     s.done,
 		Accounts:      r.cfg.Accounts,
 		Clients:       r.cfg.Clients,

@@ -220,10 +220,11 @@ func (r *runner) dropAndRetry(ctx context.Context, rng *mrand.Rand, key string, 
 		delay = time.Duration(rng.Int64N(p50 + 1))
 	}
 	rt := &retried{key: key, body: body, from: from}
+	start := time.Now()
 	rt.first = r.c.PostDropped(ctx, "/v1/transfers", key, body, delay)
 	final, tries, err := r.c.PostUntilAnswer(ctx, "/v1/transfers", key, body, r.cfg.Retry)
 	rt.final = final
-	r.st.retried(tries, rt.first == nil)
+	r.st.retried(tries, rt.first == nil, time.Since(start))
 	r.mu.Lock()
 	r.retried = append(r.retried, rt)
 	r.mu.Unlock()

@@ -37,7 +37,7 @@ func TestRunAgainstHealthyBank(t *testing.T) {
 	if !rep.InvariantsOK || len(rep.Violations) > 0 {
 		t.Fatalf("invariants broken on a correct bank: %v", rep.Violations)
 	}
-	if rep.TransfersOK == 0 || rep.Retries == 0 || rep.RetryRequests < rep.Retries || rep.P50ms <= 0 || rep.P99ms < rep.P50ms {
+	if rep.TransfersOK == 0 || rep.Retries == 0 || rep.RetryMaxMs <= 0 || rep.RetryRequests < rep.Retries || rep.P50ms <= 0 || rep.P99ms < rep.P50ms {
 		t.Errorf("implausible report %+v", rep)
 	}
 	if rep.Errors["account_busy"] == 0 || rep.Errors["insufficient_funds"] == 0 {

@@ -20,9 +20,10 @@ type stats struct {
 	done     int64 // transfers with a final outcome
 	winDone  int64
 	winOK    int64
-	retries  int64 // transfers whose answer was dropped and retried
-	tries    int64 // extra requests sent for them
-	lost     int64 // dropped answers that really never arrived
+	retries  int64         // transfers whose answer was dropped and retried
+	tries    int64         // extra requests sent for them
+	lost     int64         // dropped answers that really never arrived
+	retryMax time.Duration // longest time from a dropped send to its answer
 
 	recentP50 atomic.Int64 // ns; drives how long a dropped request may run
 }
@@ -49,9 +50,10 @@ func (s *stats) outcome(o string) {
 	s.mu.Unlock()
 }
 
-func (s *stats) retried(extraTries int, lost bool) {
+func (s *stats) retried(extraTries int, lost bool, took time.Duration) {
 	s.mu.Lock()
 	s.retries++
+	s.retryMax = max(s.retryMax, took)
 	s.tries += int64(extraTries)
 	if lost {
 		s.lost++
