@@ -115,8 +115,8 @@ func transient(a answer) bool {
 	return false
 }
 
-// pause waits before a retry: the Retry-After bankd asks for (1 s) capped at 250 ms, since
-// these tests want short runs, with jitter so clients don't retry in lockstep.
+// pause waits before a retry: the Retry-After bankd asks for (1 s) capped at 150 ms, since
+// these tests want short runs, plus jitter so clients don't retry in lockstep.
 func pause(ctx context.Context, a answer) {
 	d := 20*time.Millisecond + rand.N(80*time.Millisecond)
 	if s, err := strconv.Atoi(a.retryAfter); err == nil && s > 0 {

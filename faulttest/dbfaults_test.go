@@ -2,6 +2,8 @@ package faulttest
 
 import (
 	"context"
+	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +25,7 @@ var faults = []fault{
 		{Key: "failCommands", Value: bson.A{"findAndModify", "update"}},
 		{Key: "errorCode", Value: int32(91)}}},
 	{"InterruptedAtShutdown on writes and finds", 4, bson.D{
-		{Key: "failCommands", Value: bson.A{"findAndModify", "update", "insert", "find"}},
+		{Key: "failCommands", Value: bson.A{"findAndModify", "update", "insert", "find", "aggregate"}},
 		{Key: "errorCode", Value: int32(11600)}}},
 	{"connection closed", 2, bson.D{
 		{Key: "failCommands", Value: bson.A{"findAndModify", "update", "find"}},
@@ -74,7 +76,7 @@ func databaseFaults(t *testing.T, bins binaries) {
 	l, done := c.startLoad(t.Context(), r, b.plan(seed(t), numTransfers))
 	rounds := 0
 inject:
-	for ; rounds < 40; rounds++ {
+	for ; rounds < 20; rounds++ {
 		for _, f := range faults {
 			if err := setFailPoint(t.Context(), admin, bson.D{{Key: "times", Value: f.times}}, f.data); err != nil {
 				t.Fatalf("configure %s: %v", f.name, err)
@@ -92,4 +94,65 @@ inject:
 	l.report(t, time.Since(start))
 	t.Logf("transfers recovered: %v", c.metric(t.Context(), base, "bankd_transfers_recovered_total"))
 	verify(t, c, base, b, l)
+}
+
+// shutdownErrorUnderReads: a "node is shutting down" error (11600) makes the driver clear
+// its connection pool (as the server discovery spec requires), so the operations running
+// beside the failed one fail too, with the driver's pool-cleared error rather than a
+// server reply. Those must be answered 503 unavailable like the failed one, never 500.
+func shutdownErrorUnderReads(t *testing.T, bins binaries) {
+	c := newClient(t)
+	_, uri := startEngine(t, bins.embedmongo)
+	addr := freeAddr(t)
+	base := "http://" + addr
+	startBankd(t, c, bins.bankd, "bankd", addr, nil, "MONGODB_URI="+uri)
+	mc, err := mongo.Connect(options.Client().ApplyURI(uri).SetAppName("faulttest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mc.Disconnect(context.Background()) })
+	admin := mc.Database("admin")
+	t.Cleanup(func() { _ = setFailPoint(context.Background(), admin, "off", nil) })
+	b := openBank(t, c, router{bases: []string{base}}, "reads")
+
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var bad []string
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range numClients {
+		wg.Go(func() {
+			for i := 0; i < 2000; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				a := c.get(t.Context(), base, "/v1/accounts/"+b.accounts[(w+i)%len(b.accounts)])
+				mu.Lock()
+				statuses[a.status]++
+				if a.err == nil && a.status != http.StatusOK && !transient(a) {
+					bad = append(bad, a.String())
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for range 20 {
+		if err := setFailPoint(t.Context(), admin, bson.D{{Key: "times", Value: int32(1)}}, bson.D{
+			{Key: "failCommands", Value: bson.A{"find"}}, {Key: "errorCode", Value: int32(11600)}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("GET /v1/accounts/{id} answers by status: %v", statuses)
+	for i, s := range bad {
+		if i == 5 {
+			t.Errorf("... %d in all", len(bad))
+			break
+		}
+		t.Errorf("answered %s, want 200 or 503 unavailable", s)
+	}
 }

@@ -29,12 +29,16 @@
 //     (ShutdownInProgress, InterruptedAtShutdown), closes connections, or blocks commands for
 //     200 ms while transfers run. Clients may only ever see 201, 422 insufficient_funds, 409
 //     in flight or 503 with Retry-After: never a 500, never money lost or moved twice.
+//     ShutdownErrorUnderReads narrows one case down: a shutdown error (11600) makes the
+//     driver clear its connection pool, so concurrent operations fail with the driver's
+//     pool-cleared error; bankd must answer those 503 too.
 //  4. Clock skew (TestSkewedClockCannotTakeLiveLease): in-process, an instance whose clock
 //     runs minutes ahead or behind cannot take an account lease another instance holds,
 //     because lease expiry is judged by the database's $$NOW, not the contender's clock.
 //
-// The process tests are skipped under -short. Load is kept small (20 accounts, 8 clients,
+// The process tests are skipped under -short; FAULTTEST_LOGS=1 prints the tail of every
+// child process's log even when the tests pass. Load is kept small (20 accounts, 8 clients,
 // a few hundred transfers) so the package runs in well under two minutes on two busy cores;
-// the three process scenarios run in parallel because most of their time is spent waiting
+// the process scenarios run concurrently because most of their time is spent waiting
 // for leases to expire.
 package faulttest

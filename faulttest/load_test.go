@@ -96,6 +96,7 @@ type loadRun struct {
 	statuses map[string]int // non-final answers seen, by "status code" (or "no answer")
 	problems []string       // answers a client must never see
 	unsolved []string       // keys that never got a final answer
+	slowest  time.Duration  // the longest any one transfer took to get its final answer
 }
 
 // startLoad runs ops on numClients workers in the background; wait for it with done.
@@ -123,10 +124,12 @@ func (c *client) startLoad(ctx context.Context, r router, ops []transferOp) (*lo
 
 func (l *loadRun) run(ctx context.Context, c *client, r router, worker, i int) {
 	op := l.ops[i]
+	start := time.Now()
 	res := c.resolve(ctx, r, worker, "/v1/transfers", op.key, op.body(), l.note)
 	l.attempts.Add(int64(res.attempts))
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.slowest = max(l.slowest, time.Since(start))
 	for _, p := range res.problems {
 		l.problems = append(l.problems, op.key+": "+p)
 	}
@@ -186,9 +189,9 @@ func (l *loadRun) report(t *testing.T, elapsed time.Duration) {
 	for _, k := range keys {
 		seen = append(seen, fmt.Sprintf("%s×%d", k, l.statuses[k]))
 	}
-	t.Logf("load: %d transfers in %v: %d completed, %d insufficient funds; %d requests (%d retries); non-final answers: %s",
+	t.Logf("load: %d transfers in %v: %d completed, %d insufficient funds; %d requests (%d retries); slowest transfer %v; non-final answers: %s",
 		len(l.ops), elapsed.Round(time.Millisecond), ok, funds, l.attempts.Load(), l.attempts.Load()-int64(len(l.ops)),
-		strings.Join(seen, ", "))
+		l.slowest.Round(time.Millisecond), strings.Join(seen, ", "))
 	for i, p := range l.problems {
 		if i == 20 {
 			t.Errorf("... and %d more", len(l.problems)-20)

@@ -71,8 +71,8 @@ func cleanEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// startProc starts bin; t's cleanup stops it (SIGTERM, then SIGKILL) and, if t failed,
-// logs the tail of its output.
+// startProc starts bin; t's cleanup stops it (SIGTERM, then SIGKILL) and, if t failed or
+// FAULTTEST_LOGS is set, logs the tail of its output.
 func startProc(t *testing.T, name, bin string, args, env []string) *proc {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), name+".log")
@@ -95,7 +95,7 @@ func startProc(t *testing.T, name, bin string, args, env []string) *proc {
 	}()
 	t.Cleanup(func() {
 		p.stop()
-		if t.Failed() {
+		if t.Failed() || os.Getenv("FAULTTEST_LOGS") != "" {
 			t.Logf("--- last lines of %s's log (%s):\n%s", name, logPath, p.tail(40))
 		}
 	})

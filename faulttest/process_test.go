@@ -2,21 +2,33 @@ package faulttest
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
 
 // TestProcessFaults runs the scenarios that need the real binaries, built once for all of
-// them. They run in parallel: most of their time is spent waiting for dead processes'
-// leases to expire, not computing.
+// them. They run at the same time, from goroutines rather than t.Parallel (whose -parallel
+// default is GOMAXPROCS, two here): most of their time is spent waiting for a dead
+// process's leases to expire, not computing.
 func TestProcessFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs bankd and embedmongo processes")
 	}
 	bins := build(t)
-	t.Run("KillNineAndRestart", func(t *testing.T) { t.Parallel(); killNineAndRestart(t, bins) })
-	t.Run("ThreeInstancesOneKilled", func(t *testing.T) { t.Parallel(); threeInstancesOneKilled(t, bins) })
-	t.Run("DatabaseFaults", func(t *testing.T) { t.Parallel(); databaseFaults(t, bins) })
+	var wg sync.WaitGroup
+	for _, sc := range []struct {
+		name string
+		run  func(*testing.T, binaries)
+	}{
+		{"KillNineAndRestart", killNineAndRestart},
+		{"ThreeInstancesOneKilled", threeInstancesOneKilled},
+		{"DatabaseFaults", databaseFaults},
+		{"ShutdownErrorUnderReads", shutdownErrorUnderReads},
+	} {
+		wg.Go(func() { t.Run(sc.name, func(t *testing.T) { sc.run(t, bins) }) })
+	}
+	wg.Wait()
 }
 
 // seed draws the load's transfers; logged so a failing plan can be looked at again.

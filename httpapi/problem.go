@@ -110,7 +110,10 @@ func unavailable(err error) bool {
 	case errors.As(err, &we) && we.WriteConcernError != nil:
 		return true
 	}
-	return false
+	// The driver's own transient failures (a connection pool cleared after another operation's
+	// network error, ...) say so through Retryable.
+	var re interface{ Retryable() bool }
+	return errors.As(err, &re) && re.Retryable()
 }
 
 // problemRender writes a problem as JSON with the problem+json content type gin would override.
