@@ -100,7 +100,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		a.closeDB()
 		return nil, err
 	}
-	keys := idempotency.New(a.db, idempotency.Config{Owner: cfg.InstanceID, TTL: cfg.IdempotencyTTL})
+	// A key in flight is leased like an account: if its instance dies, a retry may take it over
+	// after one lease duration (re-running the request finds the same transfer, so this is safe).
+	keys := idempotency.New(a.db, idempotency.Config{Owner: cfg.InstanceID, TTL: cfg.IdempotencyTTL, LeaseDuration: cfg.LeaseDuration})
 	if err := a.svc.EnsureIndexes(ctx); err != nil {
 		a.closeDB()
 		return nil, fmt.Errorf("create indexes: %w", err)

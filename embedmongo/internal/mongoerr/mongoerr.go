@@ -52,6 +52,8 @@ const (
 	UnknownError                    int32 = 8
 	Unauthorized                    int32 = 13
 	OutOfDiskSpace                  int32 = 14031
+	InterruptedAtShutdown           int32 = 11600
+	NotWritablePrimary              int32 = 10107
 	InvalidIndexSpecificationOption int32 = 197
 )
 
@@ -75,6 +77,7 @@ var names = map[int32]string{
 	ConversionFailure: "ConversionFailure", Location40414: "Location40414",
 	BSONObjectTooLarge: "BSONObjectTooLarge", DuplicateKey: "DuplicateKey",
 	UnknownError: "UnknownError", Unauthorized: "Unauthorized", OutOfDiskSpace: "OutOfDiskSpace",
+	InterruptedAtShutdown: "InterruptedAtShutdown", NotWritablePrimary: "NotWritablePrimary",
 	InvalidIndexSpecificationOption: "InvalidIndexSpecificationOption",
 }
 
