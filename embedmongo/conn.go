@@ -9,6 +9,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
 	"github.com/bankd/bankd/embedmongo/internal/wire"
 )
@@ -115,19 +116,16 @@ func (c *conn) handle(msg *wire.Message) ([]byte, error) {
 
 // decodeCommand decodes the body and folds document sequences in as array fields.
 func decodeCommand(body bson.Raw, seqs []wire.Sequence) (bson.D, error) {
-	var d bson.D
-	if err := bson.Unmarshal(body, &d); err != nil {
+	d, err := bsonkit.Decode(body)
+	if err != nil {
 		return nil, err
 	}
 	for _, s := range seqs {
 		arr := make(bson.A, 0, len(s.Docs))
 		for _, raw := range s.Docs {
-			var doc bson.D
-			if err := bson.Unmarshal(raw, &doc); err != nil {
+			doc, err := bsonkit.Decode(raw)
+			if err != nil {
 				return nil, err
-			}
-			if doc == nil {
-				doc = bson.D{}
 			}
 			arr = append(arr, doc)
 		}
@@ -149,7 +147,7 @@ func unwrapQuery(d bson.D) bson.D {
 }
 
 func encodeReply(d bson.D) ([]byte, error) {
-	b, err := bson.Marshal(d)
+	b, err := bsonkit.Encode(d)
 	if err != nil {
 		return bson.Marshal(errorReply(mongoerr.New(mongoerr.InternalError, "cannot encode reply: %v", err)))
 	}

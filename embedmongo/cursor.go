@@ -7,6 +7,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
 )
 
@@ -79,7 +80,7 @@ func takeBatch(docs []bson.D, batchSize int64) (batch, rest []bson.D) {
 	size := 0
 	n := 0
 	for n < len(docs) && (batchSize <= 0 || int64(n) < batchSize) {
-		b, err := bson.Marshal(docs[n])
+		b, err := bsonkit.Encode(docs[n])
 		if err == nil {
 			size += len(b)
 		}

@@ -97,7 +97,7 @@ func checkIDFields(d bson.D) error {
 }
 
 func checkSize(doc bson.D) error {
-	b, err := bson.Marshal(doc)
+	b, err := bsonkit.Encode(doc)
 	if err != nil {
 		return mongoerr.New(mongoerr.BadValue, "cannot encode document: %v", err)
 	}
@@ -141,17 +141,22 @@ func compileModifier(u any, arrayFilters []bson.D, vars expr.Vars) (*modifier, e
 
 func (m *modifier) isReplacement() bool { return m.upd != nil && m.upd.IsReplacement() }
 
-// apply computes the new version of doc; insert marks an upsert's new document.
-func (m *modifier) apply(doc bson.D, pos int, insert bool) (bson.D, error) {
-	var out bson.D
-	var err error
-	if m.upd != nil {
+// apply computes the new version of doc; insert marks an upsert's new document. changed is
+// false when the update leaves the document byte-for-byte as it was (nModified counts only real
+// changes).
+func (m *modifier) apply(doc bson.D, pos int, insert bool) (out bson.D, changed bool, err error) {
+	switch {
+	case m.upd != nil && !m.upd.IsReplacement():
+		out, changed, err = m.upd.ApplyChanged(doc, pos, insert)
+	case m.upd != nil:
 		out, err = m.upd.Apply(doc, pos, insert)
-	} else {
+		changed = err == nil && !sameDoc(doc, out)
+	default:
 		out, err = agg.ApplyUpdatePipeline(m.pipeline, bsonkit.CopyDoc(doc), m.vars)
+		changed = err == nil && !sameDoc(doc, out)
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	oldID, hadID := bsonkit.Get(doc, "_id")
 	newID, hasID := bsonkit.Get(out, "_id")
@@ -159,24 +164,26 @@ func (m *modifier) apply(doc bson.D, pos int, insert bool) (bson.D, error) {
 	case hadID && !hasID:
 		out = append(bson.D{{Key: "_id", Value: oldID}}, out...)
 	case hadID && !sameValue(oldID, newID):
-		return nil, mongoerr.New(mongoerr.ImmutableField, "Performing an update on the path '_id' would modify the immutable field '_id'")
+		return nil, false, mongoerr.New(mongoerr.ImmutableField, "Performing an update on the path '_id' would modify the immutable field '_id'")
 	}
-	if err := checkSize(out); err != nil {
-		return nil, err
+	if changed {
+		if err := checkSize(out); err != nil {
+			return nil, false, err
+		}
 	}
-	return out, nil
+	return out, changed, nil
 }
 
 // sameValue is exact equality (type included), so NumberLong(1) → 1.0 counts as a change.
 func sameValue(a, b any) bool {
-	x, err1 := bson.Marshal(bson.D{{Key: "v", Value: a}})
-	y, err2 := bson.Marshal(bson.D{{Key: "v", Value: b}})
+	x, err1 := bsonkit.Encode(bson.D{{Key: "v", Value: a}})
+	y, err2 := bsonkit.Encode(bson.D{{Key: "v", Value: b}})
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 func sameDoc(a, b bson.D) bool {
-	x, err1 := bson.Marshal(a)
-	y, err2 := bson.Marshal(b)
+	x, err1 := bsonkit.Encode(a)
+	y, err2 := bsonkit.Encode(b)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
@@ -219,7 +226,7 @@ func applyUpdate(tx *storage.Tx, s *updateSpec) (updateResult, error) {
 		if err != nil {
 			return res, err
 		}
-		newDoc, err := s.mod.apply(d.Doc, pos, false)
+		newDoc, changed, err := s.mod.apply(d.Doc, pos, false)
 		if err != nil {
 			return res, err
 		}
@@ -227,7 +234,7 @@ func applyUpdate(tx *storage.Tx, s *updateSpec) (updateResult, error) {
 		if res.before == nil {
 			res.before, res.after = d.Doc, newDoc
 		}
-		if sameDoc(d.Doc, newDoc) {
+		if !changed {
 			continue
 		}
 		if err := s.validator.check(d.Doc, newDoc); err != nil {
@@ -247,7 +254,7 @@ func applyUpdate(tx *storage.Tx, s *updateSpec) (updateResult, error) {
 	}
 	var doc bson.D
 	if s.mod.isReplacement() {
-		doc, err = s.mod.apply(bson.D{}, -1, true)
+		doc, _, err = s.mod.apply(bson.D{}, -1, true)
 		if err != nil {
 			return res, err
 		}
@@ -257,7 +264,7 @@ func applyUpdate(tx *storage.Tx, s *updateSpec) (updateResult, error) {
 			}
 		}
 	} else {
-		doc, err = s.mod.apply(seed, -1, true)
+		doc, _, err = s.mod.apply(seed, -1, true)
 		if err != nil {
 			return res, err
 		}

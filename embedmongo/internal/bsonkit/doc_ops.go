@@ -111,23 +111,3 @@ func CopyDoc(d bson.D) bson.D {
 	}
 	return out
 }
-
-// Decode parses BSON bytes into a document.
-func Decode(raw []byte) (bson.D, error) {
-	var d bson.D
-	if err := bson.Unmarshal(raw, &d); err != nil {
-		return nil, err
-	}
-	if d == nil {
-		d = bson.D{}
-	}
-	return d, nil
-}
-
-// Encode serializes a document to BSON bytes.
-func Encode(d bson.D) ([]byte, error) {
-	if d == nil {
-		d = bson.D{}
-	}
-	return bson.Marshal(d)
-}
