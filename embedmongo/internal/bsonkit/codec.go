@@ -420,3 +420,82 @@ func sortedOptions(o string) string {
 	}
 	return string(b)
 }
+
+// DecodeFields decodes only the top-level fields for which want returns true, skipping the
+// others without building them: storage uses it to find a stored document's index keys.
+func DecodeFields(raw []byte, want func(key string) bool) (bson.D, error) {
+	if len(raw) < 5 {
+		return nil, errCorrupt
+	}
+	size := int(int32(binary.LittleEndian.Uint32(raw)))
+	if size < 5 || size > len(raw) || raw[size-1] != 0 {
+		return nil, errCorrupt
+	}
+	body := raw[4 : size-1]
+	var d bson.D
+	for len(body) > 0 {
+		t := body[0]
+		key, n, err := cstring(body[1:])
+		if err != nil {
+			return nil, err
+		}
+		body = body[1+n:]
+		if !want(key) {
+			used, err := valueLen(t, body)
+			if err != nil {
+				return nil, err
+			}
+			body = body[used:]
+			continue
+		}
+		v, used, err := decodeValue(t, body)
+		if err != nil {
+			return nil, err
+		}
+		body = body[used:]
+		d = append(d, bson.E{Key: key, Value: v})
+	}
+	return d, nil
+}
+
+// valueLen is the encoded length of a value of type t at the start of b.
+func valueLen(t byte, b []byte) (int, error) {
+	fixed := map[byte]int{0x01: 8, 0x07: 12, 0x08: 1, 0x09: 8, 0x10: 4, 0x11: 8, 0x12: 8, 0x13: 16}
+	switch t {
+	case 0x06, 0x0A, 0xFF, 0x7F:
+		return 0, nil
+	case 0x02, 0x0D, 0x0E:
+		_, n, err := lenString(b)
+		return n, err
+	case 0x03, 0x04:
+		return docLen(b)
+	case 0x05:
+		if err := need(b, 5); err != nil {
+			return 0, err
+		}
+		n := int(int32(binary.LittleEndian.Uint32(b)))
+		if n < 0 || 5+n > len(b) {
+			return 0, errCorrupt
+		}
+		return 5 + n, nil
+	case 0x0B:
+		_, n1, err := cstring(b)
+		if err != nil {
+			return 0, err
+		}
+		_, n2, err := cstring(b[n1:])
+		return n1 + n2, err
+	case 0x0C:
+		_, n, err := lenString(b)
+		if err != nil {
+			return 0, err
+		}
+		return n + 12, need(b[n:], 12)
+	case 0x0F:
+		return docLen(b) // same int32 total length prefix
+	}
+	if n, ok := fixed[t]; ok {
+		return n, need(b, n)
+	}
+	return 0, fmt.Errorf("bsonkit: unknown BSON type 0x%02x", t)
+}

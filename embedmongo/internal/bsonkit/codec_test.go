@@ -112,3 +112,19 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	})
 }
+
+func TestDecodeFieldsMatchesFullDecode(t *testing.T) {
+	for i, d := range sampleDocs() {
+		raw, _ := bson.Marshal(d)
+		full, _ := Decode(raw)
+		for _, e := range full {
+			got, err := DecodeFields(raw, func(k string) bool { return k == e.Key })
+			if err != nil {
+				t.Fatalf("doc %d field %s: %v", i, e.Key, err)
+			}
+			if len(got) != 1 || !reflect.DeepEqual(normalize(got[0].Value), normalize(e.Value)) {
+				t.Errorf("doc %d field %s: got %#v, want %#v", i, e.Key, got, e.Value)
+			}
+		}
+	}
+}

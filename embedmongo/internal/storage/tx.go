@@ -3,6 +3,7 @@ package storage
 import (
 	"github.com/cockroachdb/pebble"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"unsafe"
 
 	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
@@ -231,7 +232,7 @@ func (c *Collection) putRaw(r record) error {
 
 // remove deletes r and its index entries.
 func (c *Collection) remove(r record) error {
-	d, err := r.decode()
+	d, err := c.indexedFields(r)
 	if err != nil {
 		return err
 	}
@@ -245,4 +246,25 @@ func (c *Collection) remove(r record) error {
 	c.docs.Delete(r)
 	c.dataSize -= int64(len(r.raw))
 	return nil
+}
+
+// indexedFields decodes just enough of a stored document to compute its index keys: the
+// top-level fields the indexes name, or the whole document when a partial index's filter may
+// look at any field. Removing a document is on every update's path, so this matters.
+func (c *Collection) indexedFields(r record) (bson.D, error) {
+	for _, ix := range c.indexes {
+		if ix.partial != nil {
+			return r.decode()
+		}
+	}
+	return bsonkit.DecodeFields(unsafe.Slice(unsafe.StringData(r.raw), len(r.raw)), func(key string) bool {
+		for _, ix := range c.indexes {
+			for _, parts := range ix.parts {
+				if parts[0] == key {
+					return true
+				}
+			}
+		}
+		return false
+	})
 }
