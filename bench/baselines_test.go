@@ -22,7 +22,7 @@ type plainAccount struct {
 func plainID(i int) string { return fmt.Sprintf("acct-%05d", i) }
 
 // seedPlain inserts n funded, unlocked accounts into coll.
-func seedPlain(b *testing.B, coll *mongo.Collection, n int) {
+func seedPlain(b testing.TB, coll *mongo.Collection, n int) {
 	b.Helper()
 	const batch = 1000
 	for lo := 0; lo < n; lo += batch {
@@ -37,7 +37,7 @@ func seedPlain(b *testing.B, coll *mongo.Collection, n int) {
 }
 
 // sumPlain is the total balance of coll: the baselines must conserve money too.
-func sumPlain(b *testing.B, coll *mongo.Collection) int64 {
+func sumPlain(b testing.TB, coll *mongo.Collection) int64 {
 	b.Helper()
 	cur, err := coll.Aggregate(context.Background(), mongo.Pipeline{
 		{{Key: "$group", Value: bson.D{{Key: "_id", Value: nil}, {Key: "sum", Value: bson.D{{Key: "$sum", Value: "$balance"}}}}}},

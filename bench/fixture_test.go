@@ -42,7 +42,7 @@ type engine struct {
 	dir    string
 }
 
-func startEngine(b *testing.B) *engine {
+func startEngine(b testing.TB) *engine {
 	b.Helper()
 	dir, err := os.MkdirTemp("", "bankd-bench-*")
 	if err != nil {

@@ -14,7 +14,8 @@
 #
 # Environment: BENCH_DURATION (seconds per bankload/pgbench run, default 20),
 # BENCH_BENCHTIME (go test -benchtime, default 3s), BENCH_LOGS (a directory to keep the raw
-# logs in; default: discarded). Run as root where PostgreSQL is not installed yet (apt-get).
+# logs in; default: discarded). Needs root: PostgreSQL runs as the postgres user (runuser), and
+# is installed with apt-get (Debian's postgresql) when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

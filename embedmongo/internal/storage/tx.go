@@ -115,14 +115,31 @@ func (tx *Tx) Replace(id RecordID, doc bson.D) error {
 	if !ok {
 		return mongoerr.New(mongoerr.NoSuchKey, "storage: no document with record id %d", id)
 	}
-	raw, keys, err := c.prepare(doc, id)
+	raw, keys, err := c.encode(doc)
 	if err != nil {
 		return err
 	}
-	if err := c.remove(old); err != nil {
+	oldKeys, err := c.keysOfRecord(old)
+	if err != nil {
 		return err
 	}
-	c.put(record{id: id, raw: frozen(raw)}, keys)
+	// Most updates leave most index keys alone (a balance change touches no index): only the
+	// indexes whose keys changed are checked and rewritten.
+	same := make([]bool, len(c.indexes))
+	for i := range c.indexes {
+		same[i] = sameKeys(oldKeys[i], keys[i])
+	}
+	if err := c.checkUniques(keys, id, same); err != nil {
+		return err
+	}
+	c.docs.ReplaceOrInsert(record{id: id, raw: frozen(raw)})
+	c.dataSize += int64(len(raw)) - int64(len(old.raw))
+	for i, ix := range c.indexes {
+		if !same[i] {
+			ix.delete(id, oldKeys[i])
+			ix.insert(id, keys[i])
+		}
+	}
 	tx.undo = append(tx.undo, undoRec{kind: undoReplace, id: id, old: old.raw})
 	if tx.batch != nil {
 		if err := tx.batch.Set(docKey(c.uuid, id), raw, nil); err != nil {
@@ -173,6 +190,18 @@ func (tx *Tx) rollback() {
 // prepare encodes doc and computes its index keys, checking unique indexes against every
 // other document (self is the record being replaced, if any).
 func (c *Collection) prepare(doc bson.D, self RecordID) ([]byte, [][]ikey, error) {
+	raw, keys, err := c.encode(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.checkUniques(keys, self, nil); err != nil {
+		return nil, nil, err
+	}
+	return raw, keys, nil
+}
+
+// encode serializes doc and computes its index keys.
+func (c *Collection) encode(doc bson.D) ([]byte, [][]ikey, error) {
 	raw, err := bsonkit.Encode(doc)
 	if err != nil {
 		return nil, nil, mongoerr.New(mongoerr.BadValue, "cannot encode document: %v", err)
@@ -182,24 +211,77 @@ func (c *Collection) prepare(doc bson.D, self RecordID) ([]byte, [][]ikey, error
 			"object to insert too large. size in bytes: %d, max size: %d", len(raw), maxDocSize)
 	}
 	// Index what will be read back, not the caller's (possibly aliased, loosely typed) values.
-	stored, err := bsonkit.Decode(raw)
+	keys, err := c.keysOfRaw(raw)
 	if err != nil {
 		return nil, nil, err
 	}
-	keys := make([][]ikey, len(c.indexes))
+	return raw, keys, nil
+}
+
+// checkUniques enforces the unique indexes, skipping those whose keys are unchanged (skip[i]).
+func (c *Collection) checkUniques(keys [][]ikey, self RecordID, skip []bool) error {
 	for i, ix := range c.indexes {
-		if keys[i], err = ix.keysOf(stored); err != nil {
-			return nil, nil, err
-		}
-	}
-	for i, ix := range c.indexes {
-		if ix.spec.Unique {
+		if ix.spec.Unique && (skip == nil || !skip[i]) {
 			if err := c.checkUnique(ix, keys[i], self); err != nil {
-				return nil, nil, err
+				return err
 			}
 		}
 	}
-	return raw, keys, nil
+	return nil
+}
+
+func (c *Collection) keysOfRecord(r record) ([][]ikey, error) {
+	return c.keysOfRaw(unsafe.Slice(unsafe.StringData(r.raw), len(r.raw)))
+}
+
+// keysOfRaw computes every index's keys for an encoded document, decoding only the fields the
+// indexes need.
+func (c *Collection) keysOfRaw(raw []byte) ([][]ikey, error) {
+	d, err := c.indexedFieldsOf(raw)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([][]ikey, len(c.indexes))
+	for i, ix := range c.indexes {
+		if keys[i], err = ix.keysOf(d); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// sameKeys reports whether two key lists are equal, so an index needs no rewrite.
+func sameKeys(a, b []ikey) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].whole != b[i].whole || !sameValue(a[i].key, b[i].key) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameValue is equality of type and value: an index entry may be reused only if it is the
+// very same key (1 and 1.0 compare equal but are different values).
+func sameValue(a, b any) bool {
+	if bsonkit.TypeCode(a) != bsonkit.TypeCode(b) {
+		return false
+	}
+	if ca, ok := a.(compoundKey); ok {
+		cb, ok := b.(compoundKey)
+		if !ok || len(ca) != len(cb) {
+			return false
+		}
+		for i := range ca {
+			if !sameValue(ca[i], cb[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return bsonkit.Compare(a, b) == 0
 }
 
 // put stores r with its precomputed index keys.
@@ -248,16 +330,20 @@ func (c *Collection) remove(r record) error {
 	return nil
 }
 
-// indexedFields decodes just enough of a stored document to compute its index keys: the
-// top-level fields the indexes name, or the whole document when a partial index's filter may
-// look at any field. Removing a document is on every update's path, so this matters.
+// indexedFields decodes just enough of a stored document to compute its index keys.
 func (c *Collection) indexedFields(r record) (bson.D, error) {
+	return c.indexedFieldsOf(unsafe.Slice(unsafe.StringData(r.raw), len(r.raw)))
+}
+
+// indexedFieldsOf decodes the top-level fields the indexes name, or the whole document when a
+// partial index's filter may look at any field. It is on every write's path.
+func (c *Collection) indexedFieldsOf(raw []byte) (bson.D, error) {
 	for _, ix := range c.indexes {
 		if ix.partial != nil {
-			return r.decode()
+			return bsonkit.Decode(raw)
 		}
 	}
-	return bsonkit.DecodeFields(unsafe.Slice(unsafe.StringData(r.raw), len(r.raw)), func(key string) bool {
+	return bsonkit.DecodeFields(raw, func(key string) bool {
 		for _, ix := range c.indexes {
 			for _, parts := range ix.parts {
 				if parts[0] == key {
