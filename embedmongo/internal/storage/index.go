@@ -112,7 +112,7 @@ func newIndex(spec IndexSpec) (*index, error) {
 		m, err := query.Compile(spec.PartialFilterExpression, query.Options{})
 		if err != nil {
 			return nil, mongoerr.New(mongoerr.CannotCreateIndex,
-				"Error in specification %s :: caused by :: %v", formatValue(spec.Spec), mongoerr.As(err).Msg)
+				"Error in specification %s :: caused by :: %v", bsonkit.Format(spec.Spec), mongoerr.As(err).Msg)
 		}
 		ix.partial = m
 	}
@@ -316,7 +316,7 @@ func (c *Collection) dupKeyError(ix *index, key any) error {
 		Code: mongoerr.DuplicateKey,
 		Name: mongoerr.Name(mongoerr.DuplicateKey),
 		Msg: "E11000 duplicate key error collection: " + c.db + "." + c.name + " index: " +
-			ix.spec.Name + " dup key: " + formatValue(keyValue),
+			ix.spec.Name + " dup key: " + bsonkit.Format(keyValue),
 		Extra: bson.D{{Key: "keyPattern", Value: cloneD(ix.spec.Key)}, {Key: "keyValue", Value: keyValue}},
 	}
 }

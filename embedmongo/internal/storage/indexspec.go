@@ -65,7 +65,7 @@ func ParseIndexSpec(doc bson.D) (IndexSpec, error) {
 			// accepted and shown by listIndexes; they do not change what this engine stores
 		default:
 			return spec, invalidIndexOption("The field '%s' is not valid for an index specification. Specification: %s",
-				e.Key, formatValue(doc))
+				e.Key, bsonkit.Format(doc))
 		}
 	}
 	if !hasKey {
@@ -105,7 +105,7 @@ func normalizeSpec(spec IndexSpec) (IndexSpec, error) {
 		if seen[f.Key] {
 			return spec, mongoerr.New(mongoerr.CannotCreateIndex,
 				"Error in specification %s :: caused by :: Index key contains a duplicate field: %s",
-				formatValue(spec.Key), f.Key)
+				bsonkit.Format(spec.Key), f.Key)
 		}
 		seen[f.Key] = true
 		if s, ok := f.Value.(string); ok {
@@ -116,13 +116,13 @@ func normalizeSpec(spec IndexSpec) (IndexSpec, error) {
 		if !ok || n == 0 || math.IsNaN(n) {
 			return spec, mongoerr.New(mongoerr.CannotCreateIndex,
 				"Error in specification %s :: caused by :: Values in the index key pattern can only be numbers > 0, numbers < 0, and strings. Found: %s",
-				formatValue(spec.Key), formatValue(f.Value))
+				bsonkit.Format(spec.Key), bsonkit.Format(f.Value))
 		}
 	}
 	if spec.ExpireAfterSeconds != nil && len(spec.Key) > 1 {
 		return spec, mongoerr.New(mongoerr.CannotCreateIndex,
 			"TTL indexes are single-field indexes, compound indexes do not support TTL. Index spec: %s",
-			formatValue(spec.Key))
+			bsonkit.Format(spec.Key))
 	}
 	if spec.Name == "" {
 		spec.Name = DefaultIndexName(spec.Key)
@@ -291,13 +291,13 @@ func conflict(indexes []*index, sp IndexSpec) (bool, error) {
 		case cur.Name == sp.Name && !sameKey(cur.Key, sp.Key):
 			return false, mongoerr.New(mongoerr.IndexKeySpecsConflict,
 				"An existing index has the same name as the requested index. When index names are not specified, they are auto generated and can cause conflicts. Please refer to our documentation. Requested index: %s, existing index: %s",
-				formatValue(sp.Spec), formatValue(cur.Spec))
+				bsonkit.Format(sp.Spec), bsonkit.Format(cur.Spec))
 		case cur.Name == sp.Name && (cur.Name == "_id_" || sameOptions(cur, sp)):
 			return true, nil
 		case cur.Name == sp.Name:
 			return false, mongoerr.New(mongoerr.IndexOptionsConflict,
 				"An existing index has the same name as the requested index. When index names are not specified, they are auto generated and can cause conflicts. Please refer to our documentation. Requested index: %s, existing index: %s",
-				formatValue(sp.Spec), formatValue(cur.Spec))
+				bsonkit.Format(sp.Spec), bsonkit.Format(cur.Spec))
 		case sameKey(cur.Key, sp.Key) && samePartial(cur, sp):
 			return false, mongoerr.New(mongoerr.IndexOptionsConflict,
 				"Index already exists with a different name: %s", cur.Name)

@@ -1,18 +1,17 @@
-package storage
+package bsonkit
 
 import (
 	"encoding/hex"
-	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-
-	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
 )
 
-// formatValue renders v the way mongod's error messages do ({ name: "x", n: 1 }).
-func formatValue(v any) string {
+// Format renders v the way mongod's BSONElement::toString does in error messages
+// ({ a: 1 }, [ 1, 2 ], "x", 1.5, ObjectId('...')), so the engine's messages read like mongod's.
+func Format(v any) string {
 	var b strings.Builder
 	writeValue(&b, v)
 	return b.String()
@@ -20,6 +19,20 @@ func formatValue(v any) string {
 
 func writeValue(b *strings.Builder, v any) {
 	switch x := v.(type) {
+	case nil, bson.Null:
+		b.WriteString("null")
+	case string:
+		b.WriteString(strconv.Quote(x))
+	case int32:
+		b.WriteString(strconv.FormatInt(int64(x), 10))
+	case int64:
+		b.WriteString(strconv.FormatInt(x, 10))
+	case int:
+		b.WriteString(strconv.Itoa(x))
+	case float64:
+		b.WriteString(formatDouble(x))
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
 	case bson.D:
 		if len(x) == 0 {
 			b.WriteString("{}")
@@ -48,28 +61,14 @@ func writeValue(b *strings.Builder, v any) {
 			writeValue(b, e)
 		}
 		b.WriteString(" ]")
-	case string:
-		b.WriteString(strconv.Quote(x))
-	case float64:
-		s := strconv.FormatFloat(x, 'g', -1, 64)
-		if !strings.ContainsAny(s, ".eEIN") {
-			s += ".0"
-		}
-		b.WriteString(s)
-	case int32, int64, bson.Decimal128:
-		b.WriteString(bsonkit.FormatNumber(x))
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case nil, bson.Null:
-		b.WriteString("null")
-	case bson.Undefined:
-		b.WriteString("undefined")
 	case bson.ObjectID:
-		b.WriteString("ObjectId('" + hex.EncodeToString(x[:]) + "')")
+		b.WriteString("ObjectId('" + x.Hex() + "')")
 	case bson.DateTime:
 		b.WriteString("new Date(" + strconv.FormatInt(int64(x), 10) + ")")
 	case bson.Timestamp:
 		b.WriteString("Timestamp(" + strconv.FormatUint(uint64(x.T), 10) + ", " + strconv.FormatUint(uint64(x.I), 10) + ")")
+	case bson.Decimal128:
+		b.WriteString("NumberDecimal(\"" + x.String() + "\")")
 	case bson.Binary:
 		b.WriteString("BinData(" + strconv.Itoa(int(x.Subtype)) + ", " + strings.ToUpper(hex.EncodeToString(x.Data)) + ")")
 	case bson.Regex:
@@ -78,7 +77,26 @@ func writeValue(b *strings.Builder, v any) {
 		b.WriteString("MinKey")
 	case bson.MaxKey:
 		b.WriteString("MaxKey")
+	case bson.Undefined:
+		b.WriteString("undefined")
 	default:
-		fmt.Fprint(b, x)
+		b.WriteString("?")
 	}
+}
+
+// formatDouble prints integral doubles with a trailing ".0", as mongod does.
+func formatDouble(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan.0"
+	case math.IsInf(f, 1):
+		return "inf.0"
+	case math.IsInf(f, -1):
+		return "-inf.0"
+	}
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
 }
