@@ -37,5 +37,15 @@
 // database a release and an acquisition, for a bounded time; the token
 // stays, so fencing against other instances is unchanged.
 //
+// # Release in a write
+//
+// A holder whose last write under a lease is fenced anyway can release the
+// lease in that same write ($unset of ReleaseFields), saving a round trip,
+// and then tells the Locker so (ReleasedByWrite), which passes the local turn
+// on. CanReleaseInWrite says when: unless a hand-off to a local waiter is
+// possible, which costs no database write at all. A lease given up this way
+// (or by Release, Drop or a hand-off) is done with: a later Release or Drop
+// by the same holder neither writes nor ends anyone else's turn.
+//
 // Package transaction builds its journal and recovery on these leases.
 package lock

@@ -123,6 +123,11 @@ type Lease struct {
 	// lease cannot expire before start+Duration by the database clock (if the
 	// clocks run at the same rate), which bounds local hold decisions.
 	start time.Time
+	// given is set once this holder gave the lease up (released, dropped or
+	// handed off); byWrite when that was by a fenced write of its own
+	// (Locker.ReleasedByWrite). A later Release or Drop then leaves the
+	// local queue alone: the turn is no longer this holder's to end.
+	given, byWrite bool
 }
 
 // Fence returns the filter that admits a write only while this lease is held:
@@ -140,7 +145,8 @@ func (l *Lease) Validate() error {
 }
 
 // ReleaseFields is the $unset document that releases a lease as part of a
-// caller's own final fenced write, saving a round trip (then call Locker.Drop).
+// caller's own final fenced write, saving a round trip (then call
+// Locker.ReleasedByWrite; Locker.CanReleaseInWrite says when to).
 func ReleaseFields() bson.D {
 	return bson.D{{Key: FieldOwner, Value: ""}, {Key: FieldTimestamp, Value: ""}, {Key: FieldDuration, Value: ""}}
 }

@@ -206,9 +206,23 @@ func (l *Locker) passOn(key string, handed *Lease) {
 // for the same document instead (same token: fencing is unaffected, since
 // the previous user is done with it). ErrLeaseLost means the lease had
 // already expired and been taken; any writes fenced with it were refused.
+// Releasing a lease this holder already gave up says ErrLeaseLost too,
+// without a database write, unless the holder's own write released it
+// (ReleasedByWrite): then Release is a no-op.
 func (l *Locker) Release(ctx context.Context, lease *Lease) error {
-	if l.cfg.MaxHold > 0 && l.cfg.Now().Sub(lease.start) < l.cfg.MaxHold && l.q.handOff(lease.Key, lease) {
-		return nil
+	if lease.given {
+		if lease.byWrite {
+			return nil
+		}
+		return fmt.Errorf("release %s token %d: already given up: %w", lease.Key, lease.Token, ErrLeaseLost)
+	}
+	lease.given = true
+	if l.handOffOK(lease) {
+		next := *lease // the next holder's own copy: its flags are its own
+		next.given = false
+		if l.q.handOff(lease.Key, &next) {
+			return nil
+		}
 	}
 	err := l.st.release(ctx, lease)
 	l.q.leave(lease.Key)
@@ -216,6 +230,30 @@ func (l *Locker) Release(ctx context.Context, lease *Lease) error {
 		l.lost(lease)
 	}
 	return err
+}
+
+func (l *Locker) handOffOK(lease *Lease) bool {
+	return l.cfg.MaxHold > 0 && l.cfg.Now().Sub(lease.start) < l.cfg.MaxHold
+}
+
+// CanReleaseInWrite reports whether the holder should release lease as part
+// of its last fenced write (ReleaseFields, then ReleasedByWrite) rather than
+// by Release: true unless Release would hand it to a goroutine of this
+// process queued for the same document, which is cheaper still. A waiter
+// arriving after the answer merely acquires from the database.
+func (l *Locker) CanReleaseInWrite(lease *Lease) bool {
+	return !lease.given && !(l.handOffOK(lease) && l.q.waiting(lease.Key))
+}
+
+// ReleasedByWrite records that the holder's own fenced write released lease
+// (ReleaseFields): the local turn passes to the next in line, and later
+// Release and Drop calls on lease do nothing.
+func (l *Locker) ReleasedByWrite(lease *Lease) {
+	if lease.given {
+		return
+	}
+	lease.given, lease.byWrite = true, true
+	l.q.leave(lease.Key)
 }
 
 // Renew extends the lease by its duration from now (database clock). It
@@ -229,9 +267,16 @@ func (l *Locker) Renew(ctx context.Context, lease *Lease) error {
 }
 
 // Drop forgets the lease locally without a database write: after the caller
-// released it in a write of its own (ReleaseFields), or to simulate a crash
-// in tests (the database lease then runs until it expires).
-func (l *Locker) Drop(lease *Lease) { l.q.leave(lease.Key) }
+// released it in a write of its own (ReleaseFields; ReleasedByWrite says so
+// more precisely), or to simulate a crash in tests (the database lease then
+// runs until it expires). Dropping a lease already given up does nothing.
+func (l *Locker) Drop(lease *Lease) {
+	if lease.given {
+		return
+	}
+	lease.given = true
+	l.q.leave(lease.Key)
+}
 
 // Lost reports a lease found lost by a fenced write of the caller's, for Observe.
 func (l *Locker) Lost(lease *Lease) { l.lost(lease) }

@@ -81,6 +81,14 @@ func (q *queues) handOff(key string, l *Lease) bool {
 	return true
 }
 
+// waiting reports whether a goroutine of this process is queued for key.
+func (q *queues) waiting(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	kq := q.m[key]
+	return kq != nil && len(kq.waiters) > 0
+}
+
 // leave ends the current turn for key and wakes the next waiter, who will
 // acquire from the database.
 func (q *queues) leave(key string) {

@@ -25,9 +25,17 @@
 // So a leg is applied at most once (the marker), only by the live lease
 // holder (the token), and never overdraws (the balance condition, on the
 // debit of a customer account; an unmet one fails the transfer with
-// insufficient_funds). With both legs on the balances the accounts are
-// released and the transfer is marked applied; the markers are then removed
-// and the transfer marked completed, releasing its lease in the same write:
+// insufficient_funds). Each leg write also releases its account's lease
+// ($unset of the lease fields, still fenced) unless a goroutine of this
+// process waits for that account, which then gets the lease handed over
+// (lock.Config.MaxHold). Releasing the source before the credit is safe: its
+// lease guards the balance condition, already applied; the source's marker
+// keeps the debit from being repeated by anyone, and the transfer's lease
+// keeps every other driver of this transfer away until the credit is made
+// (under the destination's lease) or the transfer is recovered. With both
+// legs on the balances the transfer is marked applied; the markers are then
+// removed and the transfer marked completed, releasing its lease in the same
+// write:
 //
 //	pending ──▶ applied ──▶ completed
 //	   └──▶ failed (no leg applied; reason recorded)

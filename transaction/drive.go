@@ -49,17 +49,23 @@ func (s *Service) applyLegs(ctx context.Context, tl *lock.Lease, t *Transfer) (_
 	if err != nil {
 		return nil, err
 	}
-	held := true
 	defer func() {
 		var crash errCrash
-		switch {
-		case !held:
-		case errors.As(err, &crash): // a dead process releases nothing
+		if errors.As(err, &crash) { // a dead process releases nothing
 			s.dropAccounts(lf, lt)
-		default:
-			s.releaseAccounts(lf, lt)
+		} else {
+			s.releaseAccounts(lf, lt) // a no-op for a lease a leg write released
 		}
 	}()
+
+	// The transfer lease may have expired while this driver waited for the accounts, and
+	// another driver may have finished the transfer meanwhile and cleaned up its markers, which
+	// then no longer stop a second application of the legs. Now that this driver holds both
+	// accounts (nobody else applies a leg until these leases end, and after that this driver's
+	// fenced writes fail), it confirms that it still holds a pending transfer.
+	if err := s.store.stillDriving(ctx, tl); err != nil {
+		return nil, s.noteLostXfer(tl, err)
+	}
 
 	from, err1 := decodeAccount(lf)
 	to, err2 := decodeAccount(lt)
@@ -84,23 +90,37 @@ func (s *Service) applyLegs(ctx context.Context, tl *lock.Lease, t *Transfer) (_
 			return nil, err
 		}
 		// debit is a no-op when the marker is there, and says
-		// ErrInsufficientFunds only when it is not.
-		switch err := s.store.debit(ctx, lf, t, !from.CanGoNegative()); {
+		// ErrInsufficientFunds only when it is not. It releases the source's
+		// lease in the same write, unless a goroutine here waits for it:
+		// that lease guards the balance condition, which has now been
+		// applied, and nothing else this transfer does reads or writes the
+		// source's balance. The source's marker keeps the debit from being
+		// repeated, and the transfer's own lease keeps any other driver of
+		// this transfer away, so a crash before the credit is recovered as
+		// before: recovery finds the marker and goes on to the credit.
+		released, err := s.store.debit(ctx, lf, t, !from.CanGoNegative(), s.accLocks.CanReleaseInWrite(lf))
+		switch {
 		case errors.Is(err, ErrInsufficientFunds):
 			return s.fail(ctx, tl, t, ReasonInsufficientFunds)
 		case err != nil:
 			return nil, s.noteLost(lf, err)
+		case released:
+			s.accLocks.ReleasedByWrite(lf)
 		}
 	}
 
 	if err := s.hook(ctx, t.ID, StepCredit); err != nil {
 		return nil, err
 	}
-	if err := s.store.credit(ctx, lt, t); err != nil {
+	released, err := s.store.credit(ctx, lt, t, s.accLocks.CanReleaseInWrite(lt))
+	if err != nil {
 		return nil, s.noteLost(lt, err)
 	}
-	// Both legs carry markers now: the accounts are free for the next transfer.
-	held = false
+	if released {
+		s.accLocks.ReleasedByWrite(lt)
+	}
+	// Both legs carry markers now: the accounts are free for the next
+	// transfer (leases a leg write released are not released again).
 	s.releaseAccounts(lf, lt)
 
 	if err := s.hook(ctx, t.ID, StepApply); err != nil {

@@ -102,50 +102,74 @@ func (st *store) get(ctx context.Context, id string) (*Transfer, error) {
 	return &t, nil
 }
 
-// debit applies the source leg with its marker, fenced by the source's lease.
-// If nothing matched, a fresh read says why: lease lost, leg already applied
-// (nil), or too little money.
-func (st *store) debit(ctx context.Context, l *lock.Lease, t *Transfer, checkFunds bool) error {
+// debit applies the source leg with its marker, fenced by the source's lease,
+// releasing that lease in the same write when release is set (see
+// Service.applyLegs for why that is safe). If nothing matched, a fresh read
+// says why: lease lost, leg already applied (nil), or too little money.
+// released reports whether this write released the lease.
+func (st *store) debit(ctx context.Context, l *lock.Lease, t *Transfer, checkFunds, release bool) (released bool, err error) {
 	filter := append(l.Fence(), bson.E{Key: markers, Value: bson.D{{Key: "$ne", Value: t.ID}}})
 	if checkFunds {
 		filter = append(filter, bson.E{Key: "balance", Value: bson.D{{Key: "$gte", Value: t.Amount}}})
 	}
-	applied, err := st.applyLeg(ctx, l, t.ID, filter, -t.Amount)
+	released, applied, err := st.applyLeg(ctx, l, t.ID, filter, -t.Amount, release)
 	if err != nil || applied {
-		return err
+		return released, err
 	}
 	if checkFunds {
-		return ErrInsufficientFunds
+		return false, ErrInsufficientFunds
 	}
-	return fmt.Errorf("debit %s for %s: refused for no known reason", l.Key, t.ID)
+	return false, fmt.Errorf("debit %s for %s: refused for no known reason", l.Key, t.ID)
 }
 
-// credit applies the destination leg with its marker, fenced by its lease.
-func (st *store) credit(ctx context.Context, l *lock.Lease, t *Transfer) error {
+// credit applies the destination leg with its marker, fenced by its lease,
+// releasing the lease in the same write when release is set.
+func (st *store) credit(ctx context.Context, l *lock.Lease, t *Transfer, release bool) (released bool, err error) {
 	filter := append(l.Fence(), bson.E{Key: markers, Value: bson.D{{Key: "$ne", Value: t.ID}}})
-	applied, err := st.applyLeg(ctx, l, t.ID, filter, t.Amount)
+	released, applied, err := st.applyLeg(ctx, l, t.ID, filter, t.Amount, release)
 	if err != nil || applied {
-		return err
+		return released, err
 	}
-	return fmt.Errorf("credit %s for %s: refused for no known reason", l.Key, t.ID)
+	return false, fmt.Errorf("credit %s for %s: refused for no known reason", l.Key, t.ID)
 }
 
-// applyLeg adds delta to the balance and pushes the marker in one write.
-// It reports whether the leg is applied (now or before); false with a nil
-// error means the filter's other conditions refused it.
-func (st *store) applyLeg(ctx context.Context, l *lock.Lease, id string, filter bson.D, delta int64) (bool, error) {
-	res, err := st.accounts.UpdateOne(ctx, filter, bson.D{
+// applyLeg adds delta to the balance and pushes the marker in one write,
+// which also releases the lease if release is set. It reports whether the
+// leg is applied (now or before) and whether this write released the lease
+// (only if it matched: a leg found already applied leaves the lease held);
+// applied false with a nil error means the filter's other conditions refused it.
+func (st *store) applyLeg(ctx context.Context, l *lock.Lease, id string, filter bson.D, delta int64, release bool) (released, applied bool, err error) {
+	update := bson.D{
 		{Key: "$inc", Value: bson.D{{Key: "balance", Value: delta}}},
 		{Key: "$push", Value: bson.D{{Key: markers, Value: id}}},
 		{Key: "$currentDate", Value: bson.D{{Key: "updatedAt", Value: true}}},
-	})
+	}
+	if release {
+		update = append(update, bson.E{Key: "$unset", Value: lock.ReleaseFields()})
+	}
+	res, err := st.accounts.UpdateOne(ctx, filter, update)
 	if err != nil {
-		return false, fmt.Errorf("apply %d to %s for %s: %w", delta, l.Key, id, err)
+		return false, false, fmt.Errorf("apply %d to %s for %s: %w", delta, l.Key, id, err)
 	}
 	if res.MatchedCount == 1 {
-		return true, nil
+		return release, true, nil
 	}
-	return st.hasMarker(ctx, l, id)
+	applied, err = st.hasMarker(ctx, l, id)
+	return false, applied, err
+}
+
+// stillDriving confirms that tl still holds its transfer and that the transfer is pending,
+// else ErrLeaseLost: another driver took it over and may have moved it on.
+func (st *store) stillDriving(ctx context.Context, tl *lock.Lease) error {
+	err := st.coll.FindOne(ctx, append(tl.Fence(), bson.E{Key: "state", Value: StatePending}),
+		options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return fmt.Errorf("transfer %s (token %d) is no longer this driver's to apply: %w", tl.Key, tl.Token, lock.ErrLeaseLost)
+	}
+	if err != nil {
+		return fmt.Errorf("read transfer %s: %w", tl.Key, err)
+	}
+	return nil
 }
 
 // hasMarker reads the account afresh: whether transfer id's leg is on it,
