@@ -49,7 +49,7 @@ func cmdDelete(c *cmdCtx) (bson.D, error) {
 		if !ok {
 			return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'delete.deletes.%d' is the wrong type, expected type 'object'", i)
 		}
-		deleted, err := deleteStmt(coll, opts, stmt, vars)
+		deleted, err := c.deleteStmt(coll, opts, stmt, vars)
 		if err != nil {
 			errs = append(errs, writeError{index: i, err: mongoerr.As(err)})
 			if ordered {
@@ -66,7 +66,7 @@ func cmdDelete(c *cmdCtx) (bson.D, error) {
 	return r, nil
 }
 
-func deleteStmt(coll *storage.Collection, collOpts bson.D, stmt bson.D, vars expr.Vars) (int, error) {
+func (c *cmdCtx) deleteStmt(coll *storage.Collection, collOpts bson.D, stmt bson.D, vars expr.Vars) (int, error) {
 	q, hasQ := lookup(stmt, "q")
 	if !hasQ {
 		return 0, mongoerr.New(40414, "BSON field 'delete.deletes.q' is missing but a required field")
@@ -100,7 +100,7 @@ func deleteStmt(coll *storage.Collection, collOpts bson.D, stmt bson.D, vars exp
 		return 0, err
 	}
 	n := 0
-	err = coll.Write(func(tx *storage.Tx) error {
+	err = c.writeDeferred(coll, func(tx *storage.Tx) error {
 		found, err := tx.Find(indexFilter(filter, collator), m.Match)
 		if err != nil {
 			return err

@@ -147,7 +147,7 @@ func (c *cmdCtx) runUpdateStmt(name string, stmt bson.D, vars expr.Vars) (update
 	if err := checkHintValue(get("hint"), coll); err != nil {
 		return res, err
 	}
-	err = coll.Write(func(tx *storage.Tx) error {
+	err = c.writeDeferred(coll, func(tx *storage.Tx) error {
 		var err error
 		res, err = applyUpdate(tx, spec)
 		return err

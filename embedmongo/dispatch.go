@@ -10,6 +10,7 @@ import (
 
 	"github.com/bankd/bankd/embedmongo/internal/expr"
 	"github.com/bankd/bankd/embedmongo/internal/mongoerr"
+	"github.com/bankd/bankd/embedmongo/internal/storage"
 )
 
 // cmdCtx is what a command handler gets: the request and where it came from.
@@ -20,6 +21,29 @@ type cmdCtx struct {
 	cmd  bson.D
 	name string
 	now  bson.DateTime // one clock reading per command, so $$NOW is stable within it
+	// waits are the durability waits of the command's statement writes, made once the
+	// command has run (writeDeferred): many statements, one fsync.
+	waits []func() error
+}
+
+// writeDeferred runs one statement's write on coll; the command's reply waits for it to be
+// durable (syncWrites), not the next statement.
+func (c *cmdCtx) writeDeferred(coll *storage.Collection, fn func(tx *storage.Tx) error) error {
+	wait, err := coll.WriteDeferred(fn)
+	c.waits = append(c.waits, wait)
+	return err
+}
+
+// syncWrites waits until every write of the command is durable: nothing is acknowledged before.
+func (c *cmdCtx) syncWrites() error {
+	var first error
+	for _, w := range c.waits {
+		if err := w(); err != nil && first == nil {
+			first = err
+		}
+	}
+	c.waits = nil
+	return first
 }
 
 // handler runs a command and returns the reply fields; "ok: 1" is appended by dispatch.
@@ -111,7 +135,11 @@ func (s *Server) dispatch(c *conn, db string, cmd bson.D, legacy bool) (reply bs
 		s.sessions.touch(lsid, now)
 	}
 	ctx := &cmdCtx{srv: s, conn: c, db: db, cmd: cmd, name: name, now: bson.NewDateTimeFromTime(now)}
+	defer func() { _ = ctx.syncWrites() }() // a panicking command still releases its writes
 	out, err := h(ctx)
+	if serr := ctx.syncWrites(); serr != nil {
+		err = serr // a write that is not durable is not acknowledged, whatever else happened
+	}
 	if err != nil {
 		return errorReply(mongoerr.As(err)), nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bankd/bankd/internal/bulk"
 	"github.com/bankd/bankd/lock"
 )
 
@@ -22,11 +23,17 @@ const CollectionName = "idempotency"
 type Store struct {
 	coll *mongo.Collection
 	cfg  Config
+
+	creates   bulk.Group[*Record, error]    // batch.go
+	completes bulk.Group[completion, error] // batch.go
 }
 
 // New returns a Store on db.
 func New(db *mongo.Database, cfg Config) *Store {
-	return &Store{coll: db.Collection(CollectionName), cfg: cfg.withDefaults()}
+	s := &Store{coll: db.Collection(CollectionName), cfg: cfg.withDefaults()}
+	s.creates.Run = s.createMany
+	s.completes.Run = s.completeMany
+	return s
 }
 
 // Config returns the effective configuration.
@@ -51,6 +58,16 @@ func (s *Store) Begin(ctx context.Context, b Begin) (*Record, error) {
 	if err := ValidateKey(b.Key); err != nil {
 		return nil, err
 	}
+	rec := s.newRecord(b)
+	err, waitErr := s.creates.Do(ctx, rec)
+	switch {
+	case waitErr != nil:
+		return nil, fmt.Errorf("idempotency begin: %w", waitErr)
+	case err == nil:
+		return rec, nil
+	case !errors.Is(err, errNotNew):
+		return nil, err
+	}
 	for range 3 { // a record may expire between our two reads
 		rec, err := s.claim(ctx, b)
 		if err == nil || !errors.Is(err, errGone) {
@@ -69,12 +86,7 @@ var errGone = errors.New("record gone")
 // upsert's filter, so it cannot be part of the upsert), and failing that a
 // read tells the three remaining cases apart.
 func (s *Store) claim(ctx context.Context, b Begin) (*Record, error) {
-	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
-	rec := &Record{
-		ID: recordID(b.Scope, b.Key), Scope: b.Scope, Key: b.Key, Fingerprint: b.Fingerprint,
-		State: StateInFlight, ResourceID: uuid.NewString(), Request: b.Request,
-		CreatedAt: now, ExpiresAt: now.Add(s.cfg.TTL), Owner: s.cfg.Owner, Token: 1,
-	}
+	rec := s.newRecord(b)
 	same := bson.D{
 		{Key: "_id", Value: rec.ID},
 		{Key: "state", Value: StateInFlight},
@@ -122,6 +134,16 @@ func (s *Store) claim(ctx context.Context, b Begin) (*Record, error) {
 	return nil, fmt.Errorf("idempotency begin: %w", err)
 }
 
+// newRecord is the record Begin creates for a new key.
+func (s *Store) newRecord(b Begin) *Record {
+	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
+	return &Record{
+		ID: recordID(b.Scope, b.Key), Scope: b.Scope, Key: b.Key, Fingerprint: b.Fingerprint,
+		State: StateInFlight, ResourceID: uuid.NewString(), Request: b.Request,
+		CreatedAt: now, ExpiresAt: now.Add(s.cfg.TTL), Owner: s.cfg.Owner, Token: 1,
+	}
+}
+
 // classify explains why a record could not be claimed.
 func (s *Store) classify(ctx context.Context, id, fingerprint string) (*Record, error) {
 	var cur Record
@@ -147,16 +169,13 @@ func fence(r *Record) bson.D {
 
 // Complete stores the outcome of a record the caller holds and marks it done.
 func (s *Store) Complete(ctx context.Context, r *Record, out Outcome) error {
-	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
-	res, err := s.coll.UpdateOne(ctx, fence(r), bson.D{
-		{Key: "$set", Value: bson.D{{Key: "state", Value: StateDone}, {Key: "outcome", Value: out}, {Key: "completedAt", Value: now}}},
-		{Key: "$unset", Value: lock.ReleaseFields()},
-	})
-	if err != nil {
-		return fmt.Errorf("idempotency complete: %w", err)
+	c := completion{r: r, out: out, now: s.cfg.Now().UTC().Truncate(time.Millisecond), id: uuid.NewString()}
+	err, waitErr := s.completes.Do(ctx, c)
+	if waitErr != nil {
+		return fmt.Errorf("idempotency complete: %w", waitErr)
 	}
-	if res.MatchedCount == 0 {
-		return fmt.Errorf("idempotency complete %q: %w", r.Key, ErrLeaseLost)
+	if err != nil {
+		return err
 	}
 	r.State, r.Outcome = StateDone, &out
 	return nil

@@ -18,6 +18,8 @@ type store interface {
 	// acquireOrInsert is acquire that inserts the document built from fields
 	// when it does not exist (Lease.Created); ErrHeld when it exists, leased.
 	acquireOrInsert(ctx context.Context, key, owner string, d time.Duration, fields bson.D) (*Lease, error)
+	// insertMany inserts new leased documents in one round trip (Locker.InsertMany).
+	insertMany(ctx context.Context, keys []string, owner string, d time.Duration, fields []bson.D) ([]*Lease, []error)
 	renew(ctx context.Context, l *Lease) error
 	release(ctx context.Context, l *Lease) error
 }

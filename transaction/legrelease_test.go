@@ -36,7 +36,7 @@ func TestLegWritesReleaseLeases(t *testing.T) {
 	type seen struct{ from, to string }
 	got := map[Step]seen{}
 	var from, to string
-	svc = newSvc(t, db, Config{Lock: lock.Config{Owner: "me"}, Hooks: Hooks{BeforeStep: func(_ context.Context, _ string, s Step) error {
+	svc = newSvc(t, db, Config{Lock: lock.Config{Owner: "me"}, NoBatch: true, Hooks: Hooks{BeforeStep: func(_ context.Context, _ string, s Step) error {
 		if from != "" && (s == StepDebit || s == StepCredit || s == StepApply) {
 			got[s] = seen{leaseOwner(t, svc, from), leaseOwner(t, svc, to)}
 		}
@@ -67,7 +67,7 @@ func TestLegWritesReleaseLeases(t *testing.T) {
 func TestCrashAfterEarlyRelease(t *testing.T) {
 	db := testmongo.Database(t)
 	ctx := context.Background()
-	crashCfg := Config{Lock: lock.Config{Owner: "crashing", LeaseDuration: 2 * time.Second}, Hooks: crashAt(StepCredit)}
+	crashCfg := Config{Lock: lock.Config{Owner: "crashing", LeaseDuration: 2 * time.Second}, NoBatch: true, Hooks: crashAt(StepCredit)}
 	crashing := newSvc(t, db, crashCfg)
 	other := newSvc(t, secondInstance(t, db), Config{
 		Lock:          lock.Config{Owner: "other", LeaseDuration: 150 * time.Millisecond, WaitTimeout: 500 * time.Millisecond},

@@ -205,16 +205,8 @@ func (st *store) removeMarkers(ctx context.Context, t *Transfer) error {
 // setState moves the transfer from state from to next, fenced by its lease;
 // a terminal state releases the lease in the same write.
 func (st *store) setState(ctx context.Context, l *lock.Lease, from, next State, reason Reason, now time.Time) error {
-	set := bson.D{{Key: "state", Value: next}, {Key: "updatedAt", Value: now}}
-	if reason != "" {
-		set = append(set, bson.E{Key: "reason", Value: reason})
-	}
-	update := bson.D{{Key: "$set", Value: set}}
-	if next.Terminal() {
-		set = append(set, bson.E{Key: "completedAt", Value: now})
-		update = bson.D{{Key: "$set", Value: set}, {Key: "$unset", Value: lock.ReleaseFields()}}
-	}
-	res, err := st.coll.UpdateOne(ctx, append(l.Fence(), bson.E{Key: "state", Value: from}), update)
+	stmt := stateStmt(l, from, next, reason, now)
+	res, err := st.coll.UpdateOne(ctx, stmt.Filter, stmt.U)
 	if err != nil {
 		return fmt.Errorf("transfer %s %s→%s: %w", l.Key, from, next, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bankd/bankd/account"
+	"github.com/bankd/bankd/internal/bulk"
 	"github.com/bankd/bankd/lock"
 )
 
@@ -51,6 +52,11 @@ type Config struct {
 	// LeaseLostRetries is how many times a transfer whose lease was lost
 	// mid-way is picked up again before giving up to recovery. Default 3.
 	LeaseLostRetries int
+	// MaxBatch bounds how many new transfers one batch applies together
+	// (batch.go). Default DefaultMaxBatch.
+	MaxBatch int
+	// NoBatch drives every transfer alone, as retries and recovery do.
+	NoBatch bool
 	// Hooks inject faults (tests only).
 	Hooks Hooks
 	// OnRecovered, if set, is called for every transfer recovery finished.
@@ -69,6 +75,8 @@ type Service struct {
 
 	extMu sync.Mutex
 	ext   map[account.Currency]bool // external accounts known to exist
+
+	batches bulk.Group[*batchItem, struct{}] // batch.go
 }
 
 // errCrash marks an error returned by a hook: the transfer is abandoned as is.
@@ -88,8 +96,10 @@ func (s *Service) hook(ctx context.Context, id string, step Step) error {
 }
 
 func newService(st *store, accounts *account.Store, accLocks, xferLocks *lock.Locker, cfg Config) *Service {
-	return &Service{cfg: cfg, store: st, accounts: accounts, accLocks: accLocks, xferLocks: xferLocks,
+	s := &Service{cfg: cfg, store: st, accounts: accounts, accLocks: accLocks, xferLocks: xferLocks,
 		ext: make(map[account.Currency]bool)}
+	s.batches.Max, s.batches.Run = cfg.MaxBatch, s.applyBatch
+	return s
 }
 
 func (c Config) withDefaults() Config {
@@ -102,6 +112,10 @@ func (c Config) withDefaults() Config {
 	if c.LeaseLostRetries <= 0 {
 		c.LeaseLostRetries = 3
 	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = DefaultMaxBatch
+	}
+	c.MaxBatch = min(c.MaxBatch, bulk.MaxStatements/2) // two accounts a transfer
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -131,6 +145,11 @@ func (s *Service) Transfer(ctx context.Context, req Request) (*Transfer, error) 
 	if req.Kind != KindTransfer {
 		if err := s.ensureExternal(ctx, req.Currency); err != nil {
 			return nil, err
+		}
+	}
+	if !s.cfg.NoBatch {
+		if r := s.submit(ctx, req); !r.slow {
+			return r.t, r.err
 		}
 	}
 	accs, err := s.accounts.GetMany(ctx, req.From, req.To)

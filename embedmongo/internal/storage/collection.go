@@ -182,6 +182,19 @@ func (c *Collection) findLocked(filter bson.D, match MatchFunc, limit int) ([]Do
 // mongod keeps the documents an ordered insertMany wrote before its failing one; fn's error is
 // then returned. A panic in fn rolls the batch back and re-panics.
 func (c *Collection) Write(fn func(tx *Tx) error) error {
+	wait, err := c.WriteDeferred(fn)
+	if werr := wait(); werr != nil {
+		return werr
+	}
+	return err
+}
+
+// WriteDeferred is Write without the wait for durability: it returns once the batch is applied
+// and queued to the log, with a wait function that blocks until the batch is durable (and must
+// be called, even when err is not nil). A command of many statements runs each as its own
+// write and waits once at the end, so its statements share fsyncs as mongod's do; a later
+// write's sync covers every earlier one, the log being sequential.
+func (c *Collection) WriteDeferred(fn func(tx *Tx) error) (wait func() error, err error) {
 	s := c.store
 	c.mu.Lock()
 	locked := true
@@ -191,14 +204,14 @@ func (c *Collection) Write(fn func(tx *Tx) error) error {
 		}
 	}()
 	if c.closed {
-		return errShutdown()
+		return noWait, errShutdown()
 	}
 	if c.dropped {
-		return mongoerr.New(mongoerr.NamespaceNotFound,
+		return noWait, mongoerr.New(mongoerr.NamespaceNotFound,
 			"collection %s.%s was dropped during the operation; retry it", c.db, c.name)
 	}
 	if err := s.checkWritable(); err != nil {
-		return err
+		return noWait, err
 	}
 	tx := &Tx{c: c}
 	if s.db != nil {
@@ -210,24 +223,30 @@ func (c *Collection) Write(fn func(tx *Tx) error) error {
 		if tx.batch != nil {
 			_ = tx.batch.Close()
 		}
-		return fnErr
+		return noWait, fnErr
 	}
 	// Commit while still holding the lock, so the log's order is the order of memory.
-	wait, err := s.commit(tx.batch)
+	syncWait, err := s.commit(tx.batch)
 	if err != nil {
 		tx.rollback()
-		return err
+		return noWait, err
 	}
 	s.syncing.Add(1) // before unlocking: Close waits for the lock, then for this
-	defer s.syncing.Done()
 	locked = false
 	c.mu.Unlock()
-	// Wait for the fsync outside the lock: concurrent writers share one (group commit).
-	if err := wait(); err != nil {
-		return err
-	}
-	return fnErr
+	// The fsync happens outside the lock: concurrent writers share one (group commit).
+	var once sync.Once
+	var syncErr error
+	return func() error {
+		once.Do(func() {
+			syncErr = syncWait()
+			s.syncing.Done()
+		})
+		return syncErr
+	}, fnErr
 }
+
+func noWait() error { return nil }
 
 func errShutdown() error {
 	return mongoerr.New(mongoerr.ShutdownInProgress, "the storage engine is shutting down")

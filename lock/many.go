@@ -1,0 +1,103 @@
+package lock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/bankd/bankd/internal/bulk"
+)
+
+// ErrExists: InsertMany found a document with that key already (or a goroutine of this
+// process working on it): the caller goes the AcquireOrInsert way for it.
+var ErrExists = fmt.Errorf("lock: document exists: %w", ErrHeld)
+
+// InsertMany creates a document for each keys[i] (fields[i] plus _id and a lease held by this
+// Locker) in one round trip, and holds each new one as AcquireOrInsert holds a document it
+// inserted (Lease.Created, token 1). A key whose document exists, or that a goroutine of this
+// process holds or waits for, gets ErrExists and is left untouched; other failures come back
+// per key too. Leases and errors are returned in the order of keys.
+func (l *Locker) InsertMany(ctx context.Context, keys []string, fields []bson.D) ([]*Lease, []error) {
+	leases, errs := make([]*Lease, len(keys)), make([]error, len(keys))
+	var idx []int // positions of keys whose local turn we hold
+	for i, k := range keys {
+		if l.q.tryEnter(k) {
+			idx = append(idx, i)
+		} else {
+			errs[i] = ErrExists
+		}
+	}
+	for lo := 0; lo < len(idx); lo += bulk.MaxStatements {
+		part := idx[lo:min(lo+bulk.MaxStatements, len(idx))]
+		pk, pf := make([]string, len(part)), make([]bson.D, len(part))
+		for j, i := range part {
+			pk[j], pf[j] = keys[i], fields[i]
+		}
+		ls, es := l.st.insertMany(ctx, pk, l.cfg.Owner, l.cfg.LeaseDuration, pf)
+		for j, i := range part {
+			leases[i], errs[i] = ls[j], es[j]
+			if es[j] != nil {
+				l.q.leave(keys[i])
+			}
+		}
+	}
+	return leases, errs
+}
+
+// insertMany sends one upsert per key whose filter no existing document can match (a stored
+// document always has FieldToken), so each statement either inserts a new, leased document or
+// fails with a duplicate key error: an existing document is never touched. The pipeline takes
+// the lease by the database clock, as acquire does.
+func (s *mongoStore) insertMany(ctx context.Context, keys []string, owner string, d time.Duration, fields []bson.D) ([]*Lease, []error) {
+	leases, errs := make([]*Lease, len(keys)), make([]error, len(keys))
+	stmts := make([]bulk.Update, len(keys))
+	docs := make([][]byte, len(keys))
+	for i, k := range keys {
+		set := make(bson.D, 0, len(fields[i])+4)
+		for _, f := range fields[i] {
+			set = append(set, bson.E{Key: f.Key, Value: bson.D{{Key: "$literal", Value: f.Value}}})
+		}
+		set = append(set, leaseSet(owner, d)...)
+		stmts[i] = bulk.Update{
+			Filter: bson.D{{Key: "_id", Value: k}, {Key: FieldToken, Value: bson.D{{Key: "$exists", Value: false}}}},
+			U:      mongo.Pipeline{{{Key: "$set", Value: set}}},
+			Upsert: true,
+		}
+		doc, err := bson.Marshal(append(bson.D{{Key: "_id", Value: k}}, fields[i]...))
+		if err != nil {
+			errs[i] = err
+			stmts[i].Filter = nil
+		}
+		docs[i] = doc
+	}
+	// Statements whose document could not be built are left out.
+	send, at := stmts[:0:0], []int{}
+	for i, st := range stmts {
+		if st.Filter != nil {
+			send, at = append(send, st), append(at, i)
+		}
+	}
+	start := s.localNow()
+	res, err := bulk.UpdateMany(ctx, s.coll, send)
+	for j, i := range at {
+		switch we, failed := res.Errors[j]; {
+		case err != nil:
+			errs[i] = fmt.Errorf("lease %s: %w", keys[i], err)
+		case failed && isDuplicateKey(we.Code):
+			errs[i] = ErrExists
+		case failed:
+			errs[i] = fmt.Errorf("lease %s: %w", keys[i], mongo.WriteException{WriteErrors: []mongo.WriteError{we}})
+		case res.Upserted[j]:
+			leases[i] = &Lease{Key: keys[i], Owner: owner, Token: 1, Duration: d, Doc: docs[i], Created: true, start: start}
+		default: // matched an existing document: the filter forbids it
+			errs[i] = fmt.Errorf("lease %s: insert matched an existing document", keys[i])
+		}
+	}
+	return leases, errs
+}
+
+// isDuplicateKey reports a duplicate key error code (11000, and its legacy forms).
+func isDuplicateKey(code int) bool { return code == 11000 || code == 11001 || code == 12582 }

@@ -1,0 +1,512 @@
+package transaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/bankd/bankd/account"
+	"github.com/bankd/bankd/internal/bulk"
+	"github.com/bankd/bankd/lock"
+)
+
+// A batch applies the new transfers that arrived while the previous batch
+// was being applied, with the same writes and the same states as a transfer
+// driven alone (drive.go), only each write is one statement of a command
+// shared by the whole batch, and each account is leased and written once
+// for all the batch's transfers that touch it:
+//
+//  1. lease every account of the batch (findOneAndUpdate each, in parallel,
+//     never waiting: an account held elsewhere sends its transfers alone);
+//  2. check the rules on the leased documents;
+//  3. journal the transfers, pending, each with its own lease (one command);
+//  4. decide each transfer in arrival order against running balances, which
+//     no one else can change while the leases are held;
+//  5. per account one fenced write: the sum of its legs, a marker per
+//     transfer, the lease released (one command);
+//  6. mark the transfers applied, or failed (one command), remove the
+//     markers (one command) and complete the transfers (one command).
+//
+// Steps 6 run while the next batch starts: the accounts are free after 5.
+// A crash anywhere leaves exactly what a transfer driven alone leaves at
+// the same step, so recovery is unchanged. Anything unexpected (a fenced
+// statement refused, a transfer id already journaled, a failed command)
+// hands the transfers concerned back to their callers, who drive them
+// alone: every step is idempotent, by markers and by states.
+
+// DefaultMaxBatch bounds a batch.
+const DefaultMaxBatch = 256
+
+type batchItem struct {
+	req  Request
+	t    *Transfer
+	done chan batchResult // buffered: the batch never waits for its caller
+
+	tl         *lock.Lease // the transfer's own lease, once journaled
+	from, to   *lock.Lease
+	reason     Reason // failed with this reason
+	debited    bool   // its debit is in this batch's writes
+	credited   bool   // its credit too
+	abandoned  bool   // a hook crashed it: nothing more is done for it
+	answered   bool
+	legsLanded bool // its legs are known to be on the balances
+}
+
+type batchResult struct {
+	t    *Transfer
+	err  error
+	slow bool // not done here: the caller drives the transfer alone
+}
+
+// submit queues a new transfer for the next batch and waits for its
+// outcome. r.slow reports that the caller must drive it alone.
+func (s *Service) submit(ctx context.Context, req Request) batchResult {
+	it := &batchItem{req: req, t: newTransfer(req, s.cfg.Now()), done: make(chan batchResult, 1)}
+	// The batch runs its steps 1 to 5 before Do returns, step 6 after.
+	if _, err := s.batches.Do(ctx, it); err != nil {
+		return batchResult{err: err}
+	}
+	select {
+	case r := <-it.done:
+		return r
+	case <-ctx.Done():
+		// The transfer may still be applied: like any journaled transfer,
+		// a retry with its id, or recovery, finds it.
+		return batchResult{err: ctx.Err()}
+	}
+}
+
+func (it *batchItem) answer(t *Transfer, err error) {
+	if !it.answered {
+		it.answered = true
+		it.done <- batchResult{t: t, err: err}
+	}
+}
+
+// applyBatch runs steps 1 to 5 and leaves step 6 to a goroutine. One runs
+// at a time (bulk.Group), so batches never contend for accounts.
+func (s *Service) applyBatch(_ context.Context, items []*batchItem) []struct{} {
+	// The batch's writes are bounded by the leases' life: past it they are refused anyway.
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Lock.LeaseDuration)
+	var slow []*batchItem
+	t0 := time.Now()
+	leases := s.leaseAccounts(ctx, items)
+	t1 := time.Now()
+	defer func() {
+		t3 := time.Now()
+		if debugBatch {
+			fmt.Println("batch", len(items), t1.Sub(t0), t3.Sub(t1))
+		}
+	}()
+	defer func() {
+		// Leases a leg write did not release go back now (or to a local waiter), before the
+		// transfers sent back to their callers ask for them.
+		for _, l := range leases {
+			s.releaseAccounts(l)
+		}
+		s.sendBack(slow)
+		cancel()
+	}()
+
+	var live []*batchItem
+	for _, it := range items {
+		it.from, it.to = leases[it.req.From], leases[it.req.To]
+		if it.from == nil || it.to == nil || s.checkLeased(it) != "" {
+			slow = append(slow, it) // held elsewhere, missing, or refused: the caller says why
+			continue
+		}
+		live = append(live, it)
+	}
+	live, slow = s.journal(ctx, live, slow)
+	if debugBatch {
+		fmt.Println(" journal", time.Since(t1))
+	}
+	live = s.decide(ctx, live)
+	landed, unsure := s.writeLegs(ctx, live)
+	slow = append(slow, s.giveBackAll(unsure)...)
+	if len(landed) > 0 {
+		go s.finishBatch(landed)
+	}
+	return make([]struct{}, len(items))
+}
+
+// leaseAccounts takes the lease of every account the items touch, all at
+// once; an account it cannot have right now is simply missing.
+func (s *Service) leaseAccounts(ctx context.Context, items []*batchItem) map[string]*lock.Lease {
+	var keys []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		for _, k := range []string{it.req.From, it.req.To} {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	got := make([]*lock.Lease, len(keys))
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], _ = s.accLocks.TryAcquire(ctx, k) // held, missing or failed: its transfers go alone
+		}()
+	}
+	wg.Wait()
+	leases := make(map[string]*lock.Lease, len(keys))
+	for i, k := range keys {
+		if got[i] != nil {
+			leases[k] = got[i]
+		}
+	}
+	return leases
+}
+
+// checkLeased applies the rules (all but funds) to the leased documents.
+func (s *Service) checkLeased(it *batchItem) Reason {
+	from, err1 := decodeAccount(it.from)
+	to, err2 := decodeAccount(it.to)
+	if err1 != nil || err2 != nil {
+		return ReasonAccountNotFound
+	}
+	return check(it.req, from, to)
+}
+
+// journal writes the live items' transfers, pending and leased, in one
+// command. An id journaled before goes back to its caller, who resumes it.
+func (s *Service) journal(ctx context.Context, live, slow []*batchItem) (journaled, slowOut []*batchItem) {
+	ids := make([]string, len(live))
+	fields := make([]bson.D, len(live))
+	for i, it := range live {
+		ids[i], fields[i] = it.t.ID, s.store.newFields(it.t)
+	}
+	tls, errs := s.xferLocks.InsertMany(ctx, ids, fields)
+	for i, it := range live {
+		switch {
+		case errors.Is(errs[i], lock.ErrExists):
+			slow = append(slow, it)
+		case errs[i] != nil:
+			it.answer(nil, fmt.Errorf("transfer %s: %w", it.t.ID, errs[i]))
+		default:
+			it.tl = tls[i]
+			if err := s.hook(ctx, it.t.ID, StepLock); err != nil {
+				s.abandon(it, err)
+				continue
+			}
+			journaled = append(journaled, it)
+		}
+	}
+	return journaled, slow
+}
+
+// abandon leaves an item where a hook stopped it, leases held, as a dead process would.
+func (s *Service) abandon(it *batchItem, err error) {
+	it.abandoned = true
+	if it.tl != nil {
+		s.xferLocks.Drop(it.tl)
+	}
+	it.answer(nil, err)
+}
+
+// decide goes through the items in arrival order against running balances:
+// each is debited and credited, or fails (insufficient funds, overflow).
+func (s *Service) decide(ctx context.Context, items []*batchItem) []*batchItem {
+	bal := map[string]int64{}
+	balanceOf := func(l *lock.Lease) int64 {
+		if b, ok := bal[l.Key]; ok {
+			return b
+		}
+		a, _ := decodeAccount(l) // decoded once already by checkLeased
+		bal[l.Key] = a.Balance
+		return a.Balance
+	}
+	var out []*batchItem
+	for _, it := range items {
+		if err := s.hook(ctx, it.t.ID, StepDebit); err != nil {
+			s.abandon(it, err)
+			continue
+		}
+		out = append(out, it)
+		fromBal, toBal := balanceOf(it.from), balanceOf(it.to)
+		nf, err1 := account.Sub(fromBal, it.t.Amount)
+		nt, err2 := account.Add(toBal, it.t.Amount)
+		switch {
+		case err1 != nil || err2 != nil:
+			it.reason = ReasonOverflow
+			continue
+		case nf < 0 && it.req.Kind != KindDeposit:
+			it.reason = ReasonInsufficientFunds
+			continue
+		}
+		bal[it.from.Key], it.debited = nf, true
+		if err := s.hook(ctx, it.t.ID, StepCredit); err != nil {
+			s.abandon(it, err) // after its debit: the debit is still written
+			continue
+		}
+		bal[it.to.Key], it.credited = nt, true
+	}
+	return out
+}
+
+type accountWrite struct {
+	lease   *lock.Lease
+	ids     []string
+	delta   int64
+	release bool
+}
+
+// writeLegs writes each account's legs in one fenced statement each. It
+// returns the items whose legs are on the balances (or which failed and
+// have none) and those whose outcome it does not know, to be driven alone.
+func (s *Service) writeLegs(ctx context.Context, items []*batchItem) (landed, unsure []*batchItem) {
+	writes := map[string]*accountWrite{}
+	var order []*accountWrite
+	leg := func(l *lock.Lease, id string, delta int64) {
+		w := writes[l.Key]
+		if w == nil {
+			w = &accountWrite{lease: l}
+			writes[l.Key] = w
+			order = append(order, w)
+		}
+		w.ids = append(w.ids, id)
+		w.delta += delta
+	}
+	for _, it := range items {
+		if it.debited {
+			leg(it.from, it.t.ID, -it.t.Amount)
+		}
+		if it.credited {
+			leg(it.to, it.t.ID, it.t.Amount)
+		}
+	}
+	stmts := make([]bulk.Update, len(order))
+	for i, w := range order {
+		a, _ := decodeAccount(w.lease)
+		filter := append(w.lease.Fence(),
+			bson.E{Key: "balance", Value: a.Balance}, // what the decisions were made on
+			bson.E{Key: markers, Value: bson.D{{Key: "$nin", Value: w.ids}}})
+		update := bson.D{
+			{Key: "$inc", Value: bson.D{{Key: "balance", Value: w.delta}}},
+			{Key: "$push", Value: bson.D{{Key: markers, Value: bson.D{{Key: "$each", Value: w.ids}}}}},
+			{Key: "$currentDate", Value: bson.D{{Key: "updatedAt", Value: true}}},
+		}
+		if w.release = s.accLocks.CanReleaseInWrite(w.lease); w.release {
+			update = append(update, bson.E{Key: "$unset", Value: lock.ReleaseFields()})
+		}
+		stmts[i] = bulk.Update{Filter: filter, U: update}
+	}
+	applied := make(map[string]bool, len(order))
+	res, err := bulk.UpdateMany(ctx, s.store.accounts, stmts)
+	if err == nil && res.OK(len(stmts)) {
+		for _, w := range order {
+			applied[w.lease.Key] = true
+		}
+	} else if len(stmts) > 0 {
+		applied = s.legsOnAccounts(ctx, order)
+	}
+	for _, w := range order {
+		if !applied[w.lease.Key] {
+			continue
+		}
+		if w.release {
+			s.accLocks.ReleasedByWrite(w.lease)
+		}
+	}
+	for _, it := range items {
+		switch {
+		case it.debited && !applied[it.from.Key], it.credited && !applied[it.to.Key]:
+			unsure = append(unsure, it)
+		case it.abandoned: // crashed after its debit: it stays as it is
+		default:
+			it.legsLanded = true
+			landed = append(landed, it)
+		}
+	}
+	return landed, unsure
+}
+
+// legsOnAccounts reads back which account writes were applied (their
+// markers are there), after a command that did not say.
+func (s *Service) legsOnAccounts(ctx context.Context, ws []*accountWrite) map[string]bool {
+	keys := make([]string, len(ws))
+	for i, w := range ws {
+		keys[i] = w.lease.Key
+	}
+	applied := map[string]bool{}
+	cur, err := s.store.accounts.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}},
+		options.Find().SetProjection(bson.D{{Key: markers, Value: 1}}))
+	if err != nil {
+		return applied
+	}
+	var docs []struct {
+		ID      string   `bson:"_id"`
+		Markers []string `bson:"pendingTransfers"`
+	}
+	if cur.All(ctx, &docs) != nil {
+		return applied
+	}
+	byKey := map[string][]string{}
+	for _, d := range docs {
+		byKey[d.ID] = d.Markers
+	}
+	for _, w := range ws {
+		// One statement: all its markers or none.
+		if slices.Contains(byKey[w.lease.Key], w.ids[0]) {
+			applied[w.lease.Key] = true
+		} else {
+			s.accLocks.Lost(w.lease)
+		}
+	}
+	return applied
+}
+
+// finishBatch records the outcomes (step 6): applied or failed, markers
+// removed, completed. The items' accounts are already free.
+func (s *Service) finishBatch(items []*batchItem) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Lock.LeaseDuration)
+	defer cancel()
+	var slow []*batchItem
+	defer func() { s.sendBack(slow) }()
+
+	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
+	var applied []*batchItem
+	var stmts []bulk.Update
+	var sent []*batchItem
+	for _, it := range items {
+		step := StepApply
+		if it.reason != "" {
+			step = StepFail
+		}
+		if err := s.hook(ctx, it.t.ID, step); err != nil {
+			s.abandon(it, err)
+			continue
+		}
+		next := StateApplied
+		if it.reason != "" {
+			next = StateFailed
+		}
+		stmts = append(stmts, stateStmt(it.tl, StatePending, next, it.reason, now))
+		sent = append(sent, it)
+	}
+	ok, back := s.runStates(ctx, sent, stmts)
+	slow = append(slow, back...)
+	for _, it := range ok {
+		if it.reason != "" {
+			s.xferLocks.Drop(it.tl) // released by the write
+			it.answer(finished(it.t, StateFailed, it.reason, now), it.t.withReason(it.reason).Err())
+			continue
+		}
+		applied = append(applied, it)
+	}
+
+	// Markers: one $pull per account for all its transfers of the batch.
+	var cleaned []*batchItem
+	pulls := map[string][]string{}
+	var accs []string
+	for _, it := range applied {
+		if err := s.hook(ctx, it.t.ID, StepCleanup); err != nil {
+			s.abandon(it, err)
+			continue
+		}
+		cleaned = append(cleaned, it)
+		for _, k := range []string{it.t.From, it.t.To} {
+			if pulls[k] == nil {
+				accs = append(accs, k)
+			}
+			pulls[k] = append(pulls[k], it.t.ID)
+		}
+	}
+	pullStmts := make([]bulk.Update, len(accs))
+	for i, k := range accs {
+		in := bson.D{{Key: "$in", Value: pulls[k]}}
+		pullStmts[i] = bulk.Update{Filter: bson.D{{Key: "_id", Value: k}, {Key: markers, Value: in}},
+			U: bson.D{{Key: "$pull", Value: bson.D{{Key: markers, Value: in}}}}}
+	}
+	if _, err := bulk.UpdateMany(ctx, s.store.accounts, pullStmts); err != nil {
+		slow = append(slow, s.giveBackAll(cleaned)...)
+		return
+	}
+
+	stmts, sent = stmts[:0], sent[:0]
+	for _, it := range cleaned {
+		if err := s.hook(ctx, it.t.ID, StepComplete); err != nil {
+			s.abandon(it, err)
+			continue
+		}
+		stmts = append(stmts, stateStmt(it.tl, StateApplied, StateCompleted, "", now))
+		sent = append(sent, it)
+	}
+	ok, back = s.runStates(ctx, sent, stmts)
+	slow = append(slow, back...)
+	for _, it := range ok {
+		s.xferLocks.Drop(it.tl) // released by the write
+		it.answer(finished(it.t, StateCompleted, "", now), nil)
+	}
+}
+
+// runStates runs the state statements; if any was refused, or the command
+// failed, it cannot tell which: all go back to their callers.
+func (s *Service) runStates(ctx context.Context, items []*batchItem, stmts []bulk.Update) (ok, back []*batchItem) {
+	if len(stmts) == 0 {
+		return nil, nil
+	}
+	res, err := bulk.UpdateMany(ctx, s.store.coll, stmts)
+	if err != nil || !res.OK(len(stmts)) {
+		return nil, s.giveBackAll(items)
+	}
+	return items, nil
+}
+
+// stateStmt is setState as a statement: from → next, fenced by the
+// transfer's lease, which a terminal state releases.
+func stateStmt(l *lock.Lease, from, next State, reason Reason, now time.Time) bulk.Update {
+	set := bson.D{{Key: "state", Value: next}, {Key: "updatedAt", Value: now}}
+	if reason != "" {
+		set = append(set, bson.E{Key: "reason", Value: reason})
+	}
+	update := bson.D{{Key: "$set", Value: set}}
+	if next.Terminal() {
+		set = append(set, bson.E{Key: "completedAt", Value: now})
+		update = bson.D{{Key: "$set", Value: set}, {Key: "$unset", Value: lock.ReleaseFields()}}
+	}
+	return bulk.Update{Filter: append(l.Fence(), bson.E{Key: "state", Value: from}), U: update}
+}
+
+// giveBackAll releases the items' transfer leases so that their callers
+// can drive them alone at once.
+func (s *Service) giveBackAll(items []*batchItem) []*batchItem {
+	for _, it := range items {
+		s.giveBack(it.tl)
+	}
+	return items
+}
+
+// sendBack hands items to their callers, to be driven alone.
+func (s *Service) sendBack(items []*batchItem) {
+	for _, it := range items {
+		if !it.answered {
+			it.answered = true
+			it.done <- batchResult{slow: true}
+		}
+	}
+}
+
+func finished(t *Transfer, state State, reason Reason, now time.Time) *Transfer {
+	u := *t
+	u.State, u.Reason, u.UpdatedAt, u.CompletedAt = state, reason, now, &now
+	return &u
+}
+
+func (t *Transfer) withReason(r Reason) *Transfer {
+	u := *t
+	u.State, u.Reason = StateFailed, r
+	return &u
+}
+
+var debugBatch = false
