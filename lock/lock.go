@@ -30,6 +30,9 @@ const (
 	FieldTimestamp = "lockTimestamp" // database clock at acquisition or renewal
 	FieldDuration  = "lockDuration"  // milliseconds, int64
 	FieldToken     = "fencingToken"  // int64, +1 on every acquisition, never reset
+	// FieldAcquisition names the command that took the lease, set by
+	// AcquireMany only (removed by every other acquisition and by release).
+	FieldAcquisition = "lockAcquisition"
 )
 
 // Config tunes a Locker. The zero value of each field selects its default.
@@ -148,5 +151,6 @@ func (l *Lease) Validate() error {
 // caller's own final fenced write, saving a round trip (then call
 // Locker.ReleasedByWrite; Locker.CanReleaseInWrite says when to).
 func ReleaseFields() bson.D {
-	return bson.D{{Key: FieldOwner, Value: ""}, {Key: FieldTimestamp, Value: ""}, {Key: FieldDuration, Value: ""}}
+	return bson.D{{Key: FieldOwner, Value: ""}, {Key: FieldTimestamp, Value: ""}, {Key: FieldDuration, Value: ""},
+		{Key: FieldAcquisition, Value: ""}}
 }

@@ -3,8 +3,10 @@ package lock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -101,3 +103,68 @@ func (s *mongoStore) insertMany(ctx context.Context, keys []string, owner string
 
 // isDuplicateKey reports a duplicate key error code (11000, and its legacy forms).
 func isDuplicateKey(code int) bool { return code == 11000 || code == 11001 || code == 12582 }
+
+// AcquireMany takes, without waiting, the leases of those of keys' documents that are free
+// right now: a key held here or elsewhere, or without a document, is left out of the map.
+//
+// Each document is taken by the same conditional update as Acquire's findOneAndUpdate (the
+// filter admitting only a free or expired lease by the database clock, the pipeline writing
+// owner, $$NOW, duration and token + 1), sent as statements of one update command instead of
+// one round trip each. The update also writes a fresh acquisition id, by which one read then
+// returns exactly the documents this command leased, with their tokens: two round trips for
+// any number of leases, which is what lets a batch of transfers lease its accounts cheaply.
+func (l *Locker) AcquireMany(ctx context.Context, keys []string) map[string]*Lease {
+	var mine []string
+	for _, k := range keys {
+		if l.q.tryEnter(k) {
+			mine = append(mine, k)
+		}
+	}
+	got := map[string]*Lease{}
+	for lo := 0; lo < len(mine); lo += bulk.MaxStatements {
+		part := mine[lo:min(lo+bulk.MaxStatements, len(mine))]
+		for k, lease := range l.st.acquireMany(ctx, part, l.cfg.Owner, l.cfg.LeaseDuration) {
+			got[k] = lease
+		}
+	}
+	for _, k := range mine {
+		if got[k] == nil {
+			l.q.leave(k)
+		}
+	}
+	return got
+}
+
+func (s *mongoStore) acquireMany(ctx context.Context, keys []string, owner string, d time.Duration) map[string]*Lease {
+	id := uuid.NewString()
+	set := append(leaseSet(owner, d)[:4:4], bson.E{Key: FieldAcquisition, Value: bson.D{{Key: "$literal", Value: id}}})
+	stmts := make([]bulk.Update, len(keys))
+	for i, k := range keys {
+		stmts[i] = bulk.Update{Filter: append(bson.D{{Key: "_id", Value: k}}, Available()...),
+			U: mongo.Pipeline{{{Key: "$set", Value: set}}}}
+	}
+	start := s.localNow()
+	got := map[string]*Lease{}
+	// Even when the command fails (its outcome unknown), the read finds whatever it leased.
+	res, err := bulk.UpdateMany(ctx, s.coll, stmts)
+	if err == nil && res.Matched == 0 {
+		return got
+	}
+	cur, err := s.coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}, {Key: FieldAcquisition, Value: id}})
+	if err != nil {
+		return got // leased but unknown: those leases expire
+	}
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		raw := slices.Clone(cur.Current)
+		key, ok := raw.Lookup("_id").StringValueOK()
+		if !ok {
+			continue
+		}
+		lease := &Lease{Key: key, Owner: owner, Duration: d, Doc: raw, start: start}
+		if readLease(raw, lease) == nil {
+			got[key] = lease
+		}
+	}
+	return got
+}

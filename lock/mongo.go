@@ -81,6 +81,7 @@ func leaseSet(owner string, d time.Duration) bson.D {
 		{Key: FieldToken, Value: bson.D{{Key: "$add", Value: bson.A{
 			bson.D{{Key: "$ifNull", Value: bson.A{"$" + FieldToken, int64(0)}}}, int64(1),
 		}}}},
+		{Key: FieldAcquisition, Value: "$$REMOVE"},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -150,6 +151,7 @@ func TestList(t *testing.T) {
 			t.Fatal(err)
 		}
 		want = append([]string{tr.ID}, want...)
+		time.Sleep(2 * time.Millisecond) // transfers of one millisecond are listed by id
 	}
 	// The seed deposit of ids[0] is the oldest transfer of the account.
 	var got []string

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/bankd/bankd/internal/load"
@@ -26,9 +27,10 @@ import (
 
 // options are the command line beyond load.Config.
 type options struct {
-	cfg      load.Config
-	embedded bool
-	json     bool
+	cfg        load.Config
+	embedded   bool
+	json       bool
+	cpuProfile string
 }
 
 // parseFlags turns the command line into options; getenv supplies the
@@ -54,6 +56,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	fs.StringVar(&c.Currency, "currency", c.Currency, "currency of the accounts")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "timeout of one HTTP request")
 	fs.BoolVar(&o.json, "json", false, "print only the final JSON line")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (with -embedded: bankd and the engine too) to `file`")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -99,6 +102,17 @@ func run(args []string) int {
 
 	if !o.json {
 		o.cfg.Progress = os.Stderr
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bankload: -cpuprofile:", err)
+			return 2
+		}
+		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 	}
 	if o.embedded {
 		logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
