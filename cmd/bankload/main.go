@@ -22,6 +22,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/bankd/bankd/internal/app"
 	"github.com/bankd/bankd/internal/load"
 )
 
@@ -115,6 +116,7 @@ func run(args []string) int {
 		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 	}
 	if o.embedded {
+		app.TuneGC() // as cmd/bankd does: this process is bankd too
 		logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		url, shutdown, err := startEmbedded(context.Background(), logger, o.cfg.APIKey)
 		if err != nil {
