@@ -19,6 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The Go baselines run at the garbage collector setting bankd uses by default (app.TuneGC).
+export GOGC=${GOGC:-400}
 DUR=${BENCH_DURATION:-20}
 BENCHTIME=${BENCH_BENCHTIME:-3s}
 CLIENTS=64
