@@ -141,6 +141,47 @@ func compileModifier(u any, arrayFilters []bson.D, vars expr.Vars) (*modifier, e
 
 func (m *modifier) isReplacement() bool { return m.upd != nil && m.upd.IsReplacement() }
 
+// topFields lists the top-level fields the update may change; known is false when any may.
+// A pipeline's $set/$addFields/$unset stages name theirs; other stages may change anything.
+func (m *modifier) topFields() (fields []string, known bool) {
+	if m.upd != nil {
+		return m.upd.TopFields()
+	}
+	for _, st := range m.pipeline {
+		if len(st) != 1 {
+			return nil, false
+		}
+		switch st[0].Key {
+		case "$set", "$addFields":
+			spec, ok := st[0].Value.(bson.D)
+			if !ok {
+				return nil, false
+			}
+			for _, e := range spec {
+				fields = append(fields, strings.SplitN(e.Key, ".", 2)[0])
+			}
+		case "$unset":
+			switch v := st[0].Value.(type) {
+			case string:
+				fields = append(fields, strings.SplitN(v, ".", 2)[0])
+			case bson.A:
+				for _, x := range v {
+					name, ok := x.(string)
+					if !ok {
+						return nil, false
+					}
+					fields = append(fields, strings.SplitN(name, ".", 2)[0])
+				}
+			default:
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return fields, true
+}
+
 // apply computes the new version of doc; insert marks an upsert's new document. changed is
 // false when the update leaves the document byte-for-byte as it was (nModified counts only real
 // changes).
@@ -240,7 +281,8 @@ func applyUpdate(tx *storage.Tx, s *updateSpec) (updateResult, error) {
 		if err := s.validator.check(d.Doc, newDoc); err != nil {
 			return res, err
 		}
-		if err := tx.Replace(d.ID, newDoc); err != nil {
+		touched, known := s.mod.topFields()
+		if err := tx.ReplaceTouching(d.ID, newDoc, touched, known); err != nil {
 			return res, err
 		}
 		res.modified++

@@ -320,3 +320,15 @@ func (c *Collection) dupKeyError(ix *index, key any) error {
 		Extra: bson.D{{Key: "keyPattern", Value: cloneD(ix.spec.Key)}, {Key: "keyValue", Value: keyValue}},
 	}
 }
+
+// touchedBy reports whether a change to the given top-level fields can change the index's keys.
+func (ix *index) touchedBy(fields []string) bool {
+	for _, parts := range ix.parts {
+		for _, f := range fields {
+			if parts[0] == f {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -107,6 +107,13 @@ func (tx *Tx) Insert(doc bson.D) (RecordID, error) {
 
 // Replace replaces the document with record id; unique index violations as for Insert.
 func (tx *Tx) Replace(id RecordID, doc bson.D) error {
+	return tx.ReplaceTouching(id, doc, nil, false)
+}
+
+// ReplaceTouching is Replace for a document of which at most the top-level fields touched
+// differ (when known is set): the keys of indexes on other fields are neither computed nor
+// rewritten. An update's own paths say which fields it touches.
+func (tx *Tx) ReplaceTouching(id RecordID, doc bson.D, touched []string, known bool) error {
 	if err := tx.check(); err != nil {
 		return err
 	}
@@ -115,19 +122,28 @@ func (tx *Tx) Replace(id RecordID, doc bson.D) error {
 	if !ok {
 		return mongoerr.New(mongoerr.NoSuchKey, "storage: no document with record id %d", id)
 	}
-	raw, keys, err := c.encode(doc)
-	if err != nil {
-		return err
-	}
-	oldKeys, err := c.keysOfRecord(old)
+	raw, err := c.encodeRaw(doc)
 	if err != nil {
 		return err
 	}
 	// Most updates leave most index keys alone (a balance change touches no index): only the
-	// indexes whose keys changed are checked and rewritten.
+	// indexes whose keys changed are checked and rewritten, and the keys of indexes on fields
+	// the update does not touch are not even computed.
+	need := make([]bool, len(c.indexes))
+	for i, ix := range c.indexes {
+		need[i] = !known || ix.partial != nil || ix.touchedBy(touched)
+	}
+	keys, err := c.keysOfRawFor(raw, need)
+	if err != nil {
+		return err
+	}
+	oldKeys, err := c.keysOfRawFor(unsafe.Slice(unsafe.StringData(old.raw), len(old.raw)), need)
+	if err != nil {
+		return err
+	}
 	same := make([]bool, len(c.indexes))
 	for i := range c.indexes {
-		same[i] = sameKeys(oldKeys[i], keys[i])
+		same[i] = !need[i] || sameKeys(oldKeys[i], keys[i])
 	}
 	if err := c.checkUniques(keys, id, same); err != nil {
 		return err
@@ -202,13 +218,9 @@ func (c *Collection) prepare(doc bson.D, self RecordID) ([]byte, [][]ikey, error
 
 // encode serializes doc and computes its index keys.
 func (c *Collection) encode(doc bson.D) ([]byte, [][]ikey, error) {
-	raw, err := bsonkit.Encode(doc)
+	raw, err := c.encodeRaw(doc)
 	if err != nil {
-		return nil, nil, mongoerr.New(mongoerr.BadValue, "cannot encode document: %v", err)
-	}
-	if len(raw) > maxDocSize {
-		return nil, nil, mongoerr.New(mongoerr.BSONObjectTooLarge,
-			"object to insert too large. size in bytes: %d, max size: %d", len(raw), maxDocSize)
+		return nil, nil, err
 	}
 	// Index what will be read back, not the caller's (possibly aliased, loosely typed) values.
 	keys, err := c.keysOfRaw(raw)
@@ -232,6 +244,44 @@ func (c *Collection) checkUniques(keys [][]ikey, self RecordID, skip []bool) err
 
 func (c *Collection) keysOfRecord(r record) ([][]ikey, error) {
 	return c.keysOfRaw(unsafe.Slice(unsafe.StringData(r.raw), len(r.raw)))
+}
+
+// encodeRaw encodes a document for storage, within the size limit.
+func (c *Collection) encodeRaw(doc bson.D) ([]byte, error) {
+	raw, err := bsonkit.Encode(doc)
+	if err != nil {
+		return nil, mongoerr.New(mongoerr.BadValue, "cannot encode document: %v", err)
+	}
+	if len(raw) > maxDocSize {
+		return nil, mongoerr.New(mongoerr.BSONObjectTooLarge,
+			"object to insert too large. size in bytes: %d, max size: %d", len(raw), maxDocSize)
+	}
+	return raw, nil
+}
+
+// keysOfRawFor computes the keys of the indexes marked in need (nil for the others), decoding
+// only the fields those indexes name.
+func (c *Collection) keysOfRawFor(raw []byte, need []bool) ([][]ikey, error) {
+	keys := make([][]ikey, len(c.indexes))
+	some := false
+	for _, n := range need {
+		some = some || n
+	}
+	if !some {
+		return keys, nil
+	}
+	d, err := c.indexedFieldsOf(raw)
+	if err != nil {
+		return nil, err
+	}
+	for i, ix := range c.indexes {
+		if need[i] {
+			if keys[i], err = ix.keysOf(d); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return keys, nil
 }
 
 // keysOfRaw computes every index's keys for an encoded document, decoding only the fields the

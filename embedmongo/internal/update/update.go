@@ -65,3 +65,18 @@ func (u *Update) ApplyChanged(doc bson.D, matchPos int, insert bool) (bson.D, bo
 	}
 	return u.applyOperators(doc, matchPos, insert)
 }
+
+// TopFields lists the top-level fields an operator update may change, so that callers can skip
+// work on the others (index maintenance). ok is false when any field may change (a replacement).
+func (u *Update) TopFields() (fields []string, ok bool) {
+	if u.isReplace || u.root == nil || u.root.positional != nil || len(u.root.elems) > 0 {
+		return nil, false
+	}
+	for _, c := range u.root.fields {
+		fields = append(fields, c.name)
+	}
+	for _, r := range u.renames {
+		fields = append(fields, r.from[0], r.to[0])
+	}
+	return fields, true
+}
