@@ -47,5 +47,13 @@
 // (or by Release, Drop or a hand-off) is done with: a later Release or Drop
 // by the same holder neither writes nor ends anyone else's turn.
 //
+// # Many at once
+//
+// AcquireMany takes many free leases in two round trips: Acquire's
+// conditional update as statements of one update command, each also writing
+// an acquisition id by which one read returns exactly the documents leased.
+// InsertMany creates many new leased documents in one round trip. Neither
+// waits: what is held elsewhere is left out, for the caller to acquire alone.
+//
 // Package transaction builds its journal and recovery on these leases.
 package lock

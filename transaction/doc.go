@@ -51,6 +51,16 @@
 // the transfer up again, finding it finished. Hooks let tests stop or stall
 // an instance before each step (Steps).
 //
+// # Batches
+//
+// New transfers do not each run this alone: those that arrive while a batch
+// is being applied form the next batch (batch.go), which takes the same
+// steps for all of them with one command per step and one write per
+// account, leaving the same states and markers, so that everything above
+// (fencing, markers, recovery) holds for batched transfers unchanged.
+// Retries of journaled transfers, recovery, and anything a batch cannot
+// settle are driven alone.
+//
 // Deposits and withdrawals are transfers from and to the external account of
 // their currency, which may go negative, so Audit can check that every
 // balance equals its credits minus its debits and that each currency sums to
