@@ -136,14 +136,9 @@ func (s *Server) dispatch(c *conn, db string, cmd bson.D, legacy bool) (reply bs
 	}
 	ctx := &cmdCtx{srv: s, conn: c, db: db, cmd: cmd, name: name, now: bson.NewDateTimeFromTime(now)}
 	defer func() { _ = ctx.syncWrites() }() // a panicking command still releases its writes
-	t0 := time.Now()
 	out, err := h(ctx)
-	t1 := time.Now()
 	if serr := ctx.syncWrites(); serr != nil {
 		err = serr // a write that is not durable is not acknowledged, whatever else happened
-	}
-	if DebugDispatch && len(ctx.waits) > 0 || DebugDispatch && name == "update" {
-		fmt.Println("   engine", name, t1.Sub(t0), time.Since(t1))
 	}
 	if err != nil {
 		return errorReply(mongoerr.As(err)), nil
@@ -316,5 +311,3 @@ func validateDBName(db string) error {
 	}
 	return nil
 }
-
-var DebugDispatch = false

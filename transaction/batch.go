@@ -54,14 +54,13 @@ type batchItem struct {
 	t    *Transfer
 	done chan batchResult // buffered: the batch never waits for its caller
 
-	tl         *lock.Lease // the transfer's own lease, once journaled
-	from, to   *lock.Lease
-	reason     Reason // failed with this reason
-	debited    bool   // its debit is in this batch's writes
-	credited   bool   // its credit too
-	abandoned  bool   // a hook crashed it: nothing more is done for it
-	answered   bool
-	legsLanded bool // its legs are known to be on the balances
+	tl        *lock.Lease // the transfer's own lease, once journaled
+	from, to  *lock.Lease
+	reason    Reason // failed with this reason
+	debited   bool   // its debit is in this batch's writes
+	credited  bool   // its credit too
+	abandoned bool   // a hook crashed it: nothing more is done for it
+	answered  bool
 }
 
 type batchResult struct {
@@ -101,15 +100,7 @@ func (s *Service) applyBatch(_ context.Context, items []*batchItem) []struct{} {
 	// The batch's writes are bounded by the leases' life: past it they are refused anyway.
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Lock.LeaseDuration)
 	var slow []*batchItem
-	t0 := time.Now()
 	leases := s.leaseAccounts(ctx, items)
-	t1 := time.Now()
-	defer func() {
-		t3 := time.Now()
-		if debugBatch {
-			fmt.Println("batch", len(items), t1.Sub(t0), t3.Sub(t1))
-		}
-	}()
 	defer func() {
 		// Leases a leg write did not release go back now (or to a local waiter), before the
 		// transfers sent back to their callers ask for them.
@@ -120,21 +111,20 @@ func (s *Service) applyBatch(_ context.Context, items []*batchItem) []struct{} {
 		cancel()
 	}()
 
+	accs := decodeLeased(leases)
 	var live []*batchItem
 	for _, it := range items {
 		it.from, it.to = leases[it.req.From], leases[it.req.To]
-		if it.from == nil || it.to == nil || s.checkLeased(it) != "" {
+		from, to := accs[it.req.From], accs[it.req.To]
+		if from == nil || to == nil || check(it.req, from, to) != "" {
 			slow = append(slow, it) // held elsewhere, missing, or refused: the caller says why
 			continue
 		}
 		live = append(live, it)
 	}
 	live, slow = s.journal(ctx, live, slow)
-	if debugBatch {
-		fmt.Println(" journal", time.Since(t1))
-	}
-	live = s.decide(ctx, live)
-	landed, unsure := s.writeLegs(ctx, live)
+	live = s.decide(ctx, live, accs)
+	landed, unsure := s.writeLegs(ctx, live, accs)
 	slow = append(slow, s.giveBackAll(unsure)...)
 	if len(landed) > 0 {
 		go s.finishBatch(landed)
@@ -158,14 +148,16 @@ func (s *Service) leaseAccounts(ctx context.Context, items []*batchItem) map[str
 	return s.accLocks.AcquireMany(ctx, keys) // held, missing or failed: its transfers go alone
 }
 
-// checkLeased applies the rules (all but funds) to the leased documents.
-func (s *Service) checkLeased(it *batchItem) Reason {
-	from, err1 := decodeAccount(it.from)
-	to, err2 := decodeAccount(it.to)
-	if err1 != nil || err2 != nil {
-		return ReasonAccountNotFound
+// decodeLeased decodes the leased accounts once for the whole batch; an
+// account that does not decode is left out, and its transfers go alone.
+func decodeLeased(leases map[string]*lock.Lease) map[string]*account.Account {
+	accs := make(map[string]*account.Account, len(leases))
+	for k, l := range leases {
+		if a, err := decodeAccount(l); err == nil {
+			accs[k] = a
+		}
 	}
-	return check(it.req, from, to)
+	return accs
 }
 
 // journal writes the live items' transfers, pending and leased, in one
@@ -206,15 +198,13 @@ func (s *Service) abandon(it *batchItem, err error) {
 
 // decide goes through the items in arrival order against running balances:
 // each is debited and credited, or fails (insufficient funds, overflow).
-func (s *Service) decide(ctx context.Context, items []*batchItem) []*batchItem {
+func (s *Service) decide(ctx context.Context, items []*batchItem, accs map[string]*account.Account) []*batchItem {
 	bal := map[string]int64{}
 	balanceOf := func(l *lock.Lease) int64 {
 		if b, ok := bal[l.Key]; ok {
 			return b
 		}
-		a, _ := decodeAccount(l) // decoded once already by checkLeased
-		bal[l.Key] = a.Balance
-		return a.Balance
+		return accs[l.Key].Balance
 	}
 	var out []*batchItem
 	for _, it := range items {
@@ -230,7 +220,7 @@ func (s *Service) decide(ctx context.Context, items []*batchItem) []*batchItem {
 		case err1 != nil || err2 != nil:
 			it.reason = ReasonOverflow
 			continue
-		case nf < 0 && it.req.Kind != KindDeposit:
+		case nf < 0 && !accs[it.req.From].CanGoNegative():
 			it.reason = ReasonInsufficientFunds
 			continue
 		}
@@ -254,7 +244,7 @@ type accountWrite struct {
 // writeLegs writes each account's legs in one fenced statement each. It
 // returns the items whose legs are on the balances (or which failed and
 // have none) and those whose outcome it does not know, to be driven alone.
-func (s *Service) writeLegs(ctx context.Context, items []*batchItem) (landed, unsure []*batchItem) {
+func (s *Service) writeLegs(ctx context.Context, items []*batchItem, accs map[string]*account.Account) (landed, unsure []*batchItem) {
 	writes := map[string]*accountWrite{}
 	var order []*accountWrite
 	leg := func(l *lock.Lease, id string, delta int64) {
@@ -277,9 +267,8 @@ func (s *Service) writeLegs(ctx context.Context, items []*batchItem) (landed, un
 	}
 	stmts := make([]bulk.Update, len(order))
 	for i, w := range order {
-		a, _ := decodeAccount(w.lease)
 		filter := append(w.lease.Fence(),
-			bson.E{Key: "balance", Value: a.Balance}, // what the decisions were made on
+			bson.E{Key: "balance", Value: accs[w.lease.Key].Balance}, // what the decisions were made on
 			bson.E{Key: markers, Value: bson.D{{Key: "$nin", Value: w.ids}}})
 		update := bson.D{
 			{Key: "$inc", Value: bson.D{{Key: "balance", Value: w.delta}}},
@@ -314,7 +303,6 @@ func (s *Service) writeLegs(ctx context.Context, items []*batchItem) (landed, un
 			unsure = append(unsure, it)
 		case it.abandoned: // crashed after its debit: it stays as it is
 		default:
-			it.legsLanded = true
 			landed = append(landed, it)
 		}
 	}
@@ -486,5 +474,3 @@ func (t *Transfer) withReason(r Reason) *Transfer {
 	u.State, u.Reason = StateFailed, r
 	return &u
 }
-
-var debugBatch = false

@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -80,11 +79,7 @@ func UpdateMany(ctx context.Context, coll *mongo.Collection, stmts []Update) (Re
 			Message string `bson:"errmsg"`
 		} `bson:"writeConcernError"`
 	}
-	t0 := time.Now()
 	raw, err := coll.Database().RunCommand(ctx, cmd).Raw()
-	if Debug {
-		fmt.Println("  bulk", coll.Name(), len(stmts), time.Since(t0))
-	}
 	// The driver turns a reply with writeErrors into a WriteException; the
 	// reply itself, kept in it, says which statements they were.
 	if we := (mongo.WriteException{}); errors.As(err, &we) && len(we.Raw) > 0 {
@@ -111,5 +106,3 @@ func UpdateMany(ctx context.Context, coll *mongo.Collection, stmts []Update) (Re
 	res.Matched = reply.N - len(res.Upserted)
 	return res, nil
 }
-
-var Debug = false
