@@ -43,6 +43,10 @@ func TestDroppedAnswerIsRetriedOnce(t *testing.T) {
 			if (first == nil) != c.wantLost {
 				t.Fatalf("dropped answer: got %+v, want lost=%v", first, c.wantLost)
 			}
+			// The case under test is a request the bank received whose answer
+			// was lost. A connection closed right after sending can otherwise
+			// lose the race to the retry, which then is the original request.
+			b.waitForKey(t, "k1")
 			final, tries, err := cl.PostUntilAnswer(ctx, "/v1/transfers", "k1", body, fastRetry)
 			if err != nil {
 				t.Fatal(err)

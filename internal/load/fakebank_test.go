@@ -135,6 +135,20 @@ func (b *fakeBank) idempotent(h func(r *http.Request, key string, body []byte) (
 	}
 }
 
+// waitForKey waits until a request with key has reached the bank.
+func (b *fakeBank) waitForKey(t *testing.T, key string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b.mu.Lock()
+		_, ok := b.keys[key]
+		b.mu.Unlock()
+		if ok {
+			return
+		}
+	}
+	t.Fatalf("no request with key %s reached the bank", key)
+}
+
 func (b *fakeBank) newID() string {
 	b.nextID++
 	return fmt.Sprintf("00000000-0000-0000-0000-%012d", b.nextID)
