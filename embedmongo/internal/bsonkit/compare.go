@@ -14,7 +14,29 @@ import (
 // canonical type bracket (MinKey < null < numbers < strings < objects < arrays < binData <
 // ObjectId < bool < date < timestamp < regex < ... < MaxKey), then by value within the bracket.
 // Numbers of different types compare by numeric value. It returns -1, 0 or +1.
-func Compare(a, b any) int { return CompareWith(a, b, nil) }
+func Compare(a, b any) int {
+	// Index keys are compared many times per lookup, almost always two values
+	// of one type; these answer as CompareWith does without its type ranking.
+	switch x := a.(type) {
+	case string:
+		if y, ok := b.(string); ok {
+			return strings.Compare(x, y)
+		}
+	case int64:
+		if y, ok := b.(int64); ok {
+			return cmp64(x, y)
+		}
+	case int32:
+		if y, ok := b.(int32); ok {
+			return cmp64(int64(x), int64(y))
+		}
+	case bson.DateTime:
+		if y, ok := b.(bson.DateTime); ok {
+			return cmp64(int64(x), int64(y))
+		}
+	}
+	return CompareWith(a, b, nil)
+}
 
 // StringCompare orders two strings; a collation provides one (nil = binary order).
 type StringCompare func(a, b string) int
