@@ -76,7 +76,10 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
 	child := startChild(t, dir, addr)
-	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://" + addr + "/?directConnection=true").SetMaxPoolSize(64))
+	// Writers that start an operation after the kill wait in server selection: keep that short,
+	// or they hold up the check for up to the driver's default 30 s.
+	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://" + addr + "/?directConnection=true").
+		SetMaxPoolSize(64).SetServerSelectionTimeout(2 * time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +136,8 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 	}
 	srv, client2 := startEngine(t, Options{Dir: dir})
 	_ = srv
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second) // the check's own time
+	defer cancel()
 	cur, err := client2.Database("dur").Collection("docs").Find(ctx, bson.D{})
 	if err != nil {
 		t.Fatal(err)
