@@ -50,6 +50,9 @@ func docRange(id [16]byte) (start, end []byte) {
 
 // pebbleLogger keeps Pebble quiet and turns its fatal errors into panics the store recovers
 // from (entering its failed state) instead of exiting the process.
+// memTableSize is Pebble's memtable size (at most two are held at once).
+const memTableSize = 64 << 20
+
 type pebbleLogger struct{}
 
 func (pebbleLogger) Infof(string, ...any) {}
@@ -59,7 +62,12 @@ func (pebbleLogger) Fatalf(format string, args ...any) {
 }
 
 func (s *Store) openDurable() error {
-	db, err := pebble.Open(s.opts.Dir, &pebble.Options{FS: s.opts.FS, Logger: pebbleLogger{}})
+	// Documents are served from memory; Pebble is the durable copy, read only at start. A
+	// memtable far above Pebble's 4 MiB default lets the many versions a busy document gets
+	// (a lease, its legs, its state changes) replace each other in memory instead of each
+	// being flushed and then compacted away.
+	db, err := pebble.Open(s.opts.Dir, &pebble.Options{FS: s.opts.FS, Logger: pebbleLogger{},
+		MemTableSize: memTableSize})
 	if err != nil {
 		if isLockError(err) {
 			return fmt.Errorf("storage: data directory %s is in use by another process: %w", s.opts.Dir, err)
