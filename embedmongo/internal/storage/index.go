@@ -22,6 +22,22 @@ type index struct {
 	partial  *query.Matcher
 	tree     *btree.BTreeG[entry]
 	multikey bool // some document gave more than one key; bounds on one field cannot be intersected
+	// byString answers equality on a string for the _id index without a tree search (the
+	// commonest lookup of all: every write by _id). _id is unique and never an array, and a
+	// string equals only strings and symbols of the same content, so each content has at
+	// most one record. nil on other indexes.
+	byString map[string]RecordID
+}
+
+// stringKey is the content of a string or symbol key value.
+func stringKey(v any) (string, bool) {
+	switch s := v.(type) {
+	case string:
+		return s, true
+	case bson.Symbol:
+		return string(s), true
+	}
+	return "", false
 }
 
 // entry is one index entry. key is the single field's value, or a compoundKey: a separate
@@ -105,6 +121,9 @@ func lessEntry(a, b entry) bool {
 
 func newIndex(spec IndexSpec) (*index, error) {
 	ix := &index{spec: spec, tree: btree.NewG(32, lessEntry)}
+	if spec.Name == "_id_" {
+		ix.byString = make(map[string]RecordID)
+	}
 	for _, f := range spec.Key {
 		ix.parts = append(ix.parts, strings.Split(f.Key, "."))
 	}
@@ -127,13 +146,27 @@ func (ix *index) insert(id RecordID, keys []ikey) {
 	}
 	for _, k := range keys {
 		ix.tree.ReplaceOrInsert(newEntry(k.key, id, k.whole))
+		if s, ok := ix.stringEntry(k); ok {
+			ix.byString[s] = id
+		}
 	}
 }
 
 func (ix *index) delete(id RecordID, keys []ikey) {
 	for _, k := range keys {
 		ix.tree.Delete(newEntry(k.key, id, k.whole))
+		if s, ok := ix.stringEntry(k); ok && ix.byString[s] == id {
+			delete(ix.byString, s)
+		}
 	}
+}
+
+// stringEntry reports whether k belongs in byString, and under which string.
+func (ix *index) stringEntry(k ikey) (string, bool) {
+	if ix.byString == nil || k.whole {
+		return "", false
+	}
+	return stringKey(k.key)
 }
 
 // keyVal is one value a path yields; missing values index as null.
@@ -286,6 +319,12 @@ func collect(v any, parts []string, i int, out []keyVal, arrayAt *int) []keyVal 
 func (c *Collection) checkUnique(ix *index, keys []ikey, self RecordID) error {
 	for _, k := range keys {
 		if k.whole {
+			continue
+		}
+		if s, ok := ix.stringEntry(k); ok {
+			if id, found := ix.byString[s]; found && id != self {
+				return c.dupKeyError(ix, k.key)
+			}
 			continue
 		}
 		var dup bool

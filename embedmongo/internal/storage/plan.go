@@ -160,6 +160,19 @@ func (c *Collection) candidates(filter bson.D) ([]RecordID, bool) {
 
 // lookupEq appends the ids of entries whose first key value equals v.
 func (ix *index) lookupEq(v any, ids []RecordID) []RecordID {
+	if ix.byString != nil {
+		if s, ok := stringKey(v); ok {
+			if id, found := ix.byString[s]; found {
+				ids = append(ids, id)
+			}
+			return ids
+		}
+	}
+	return ix.lookupEqTree(v, ids)
+}
+
+// lookupEqTree is lookupEq by a search of the tree.
+func (ix *index) lookupEqTree(v any, ids []RecordID) []RecordID {
 	ix.tree.AscendGreaterOrEqual(pivot(v), func(e entry) bool {
 		if bsonkit.Compare(keyAt(e.key, 0), v) != 0 {
 			return false
