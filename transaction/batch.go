@@ -49,6 +49,12 @@ import (
 // DefaultMaxBatch bounds a batch.
 const DefaultMaxBatch = 256
 
+// DefaultParallelBatches is how many batches are applied at once. A batch's
+// time is mostly round trips and fsyncs, so a second one in flight helps
+// where those dominate; on the 2-core machines measured (bench/RESULTS.md)
+// the CPU was already saturated and two in flight gained nothing.
+const DefaultParallelBatches = 1
+
 type batchItem struct {
 	req  Request
 	t    *Transfer
@@ -94,8 +100,9 @@ func (it *batchItem) answer(t *Transfer, err error) {
 	}
 }
 
-// applyBatch runs steps 1 to 5 and leaves step 6 to a goroutine. One runs
-// at a time (bulk.Group), so batches never contend for accounts.
+// applyBatch runs steps 1 to 5 and leaves step 6 to a goroutine. Batches
+// running at once never share an account (bulk.Group's Keys): they never
+// contend for a lease, and each account's transfers keep their order.
 func (s *Service) applyBatch(_ context.Context, items []*batchItem) []struct{} {
 	// The batch's writes are bounded by the leases' life: past it they are refused anyway.
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Lock.LeaseDuration)

@@ -55,6 +55,9 @@ type Config struct {
 	// MaxBatch bounds how many new transfers one batch applies together
 	// (batch.go). Default DefaultMaxBatch.
 	MaxBatch int
+	// ParallelBatches is how many batches may be applied at once, over
+	// disjoint accounts (batch.go). Default DefaultParallelBatches.
+	ParallelBatches int
 	// NoBatch drives every transfer alone, as retries and recovery do.
 	NoBatch bool
 	// Hooks inject faults (tests only).
@@ -98,7 +101,8 @@ func (s *Service) hook(ctx context.Context, id string, step Step) error {
 func newService(st *store, accounts *account.Store, accLocks, xferLocks *lock.Locker, cfg Config) *Service {
 	s := &Service{cfg: cfg, store: st, accounts: accounts, accLocks: accLocks, xferLocks: xferLocks,
 		ext: make(map[account.Currency]bool)}
-	s.batches.Max, s.batches.Run = cfg.MaxBatch, s.applyBatch
+	s.batches.Max, s.batches.Parallel, s.batches.Run = cfg.MaxBatch, cfg.ParallelBatches, s.applyBatch
+	s.batches.Keys = func(it *batchItem) []string { return []string{it.req.From, it.req.To} }
 	return s
 }
 
@@ -116,6 +120,9 @@ func (c Config) withDefaults() Config {
 		c.MaxBatch = DefaultMaxBatch
 	}
 	c.MaxBatch = min(c.MaxBatch, bulk.MaxStatements/2) // two accounts a transfer
+	if c.ParallelBatches <= 0 {
+		c.ParallelBatches = DefaultParallelBatches
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

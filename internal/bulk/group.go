@@ -2,7 +2,6 @@ package bulk
 
 import (
 	"context"
-	"slices"
 	"sync"
 )
 
@@ -13,13 +12,22 @@ import (
 type Group[In, Out any] struct {
 	// Max bounds a batch (default MaxStatements).
 	Max int
+	// Parallel is how many batches may run at once (default 1). A batch's
+	// time is mostly round trips; a second one in flight uses it.
+	Parallel int
+	// Keys, if set, names what an input touches. A batch never takes an
+	// input sharing a key with a running batch, nor with an earlier input
+	// still waiting: the inputs of one key run one batch at a time, in
+	// the order they arrived.
+	Keys func(In) []string
 	// Run does a batch and returns one outcome per input, in order. It gets
 	// a context of its own: one caller giving up must not fail the others.
 	Run func(ctx context.Context, in []In) []Out
 
 	mu      sync.Mutex
 	queue   []*call[In, Out]
-	running bool
+	running int            // batch loops under way
+	busy    map[string]int // keys of the batches running, with how many hold each
 }
 
 type call[In, Out any] struct {
@@ -34,8 +42,10 @@ func (g *Group[In, Out]) Do(ctx context.Context, in In) (Out, error) {
 	c := &call[In, Out]{in: in, done: make(chan Out, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
-	start := !g.running
-	g.running = true
+	start := g.running < max(g.Parallel, 1)
+	if start {
+		g.running++
+	}
 	g.mu.Unlock()
 	if start {
 		go g.loop()
@@ -49,30 +59,85 @@ func (g *Group[In, Out]) Do(ctx context.Context, in In) (Out, error) {
 	}
 }
 
+// loop runs batches until none can be taken; another loop, or the next
+// call, takes what it leaves.
 func (g *Group[In, Out]) loop() {
-	max := g.Max
-	if max <= 0 {
-		max = MaxStatements
-	}
 	for {
 		g.mu.Lock()
-		if len(g.queue) == 0 {
-			g.running = false
+		calls, keys := g.take()
+		if len(calls) == 0 {
+			g.running--
 			g.mu.Unlock()
 			return
 		}
-		n := min(len(g.queue), max)
-		calls := slices.Clone(g.queue[:n])
-		g.queue = slices.Delete(g.queue, 0, n)
 		g.mu.Unlock()
 
-		in := make([]In, n)
+		in := make([]In, len(calls))
 		for i, c := range calls {
 			in[i] = c.in
 		}
 		out := g.Run(context.Background(), in)
+
+		g.mu.Lock()
+		for _, k := range keys {
+			if g.busy[k]--; g.busy[k] == 0 {
+				delete(g.busy, k)
+			}
+		}
+		g.mu.Unlock()
 		for i, c := range calls {
 			c.done <- out[i]
 		}
 	}
+}
+
+// take removes the next batch from the queue, in arrival order, skipping
+// inputs that touch a busy key or a key of an input skipped before them,
+// and marks the batch's keys busy. It is called with g.mu held.
+func (g *Group[In, Out]) take() ([]*call[In, Out], []string) {
+	limit := g.Max
+	if limit <= 0 {
+		limit = MaxStatements
+	}
+	if g.Keys == nil {
+		n := min(len(g.queue), limit)
+		calls := append([]*call[In, Out](nil), g.queue[:n]...)
+		g.queue = append(g.queue[:0], g.queue[n:]...)
+		return calls, nil
+	}
+	if g.busy == nil {
+		g.busy = make(map[string]int)
+	}
+	var calls []*call[In, Out]
+	mine := map[string]bool{}    // keys of this batch
+	blocked := map[string]bool{} // keys of inputs left waiting
+	rest := g.queue[:0]
+	for _, c := range g.queue {
+		ks := g.Keys(c.in)
+		ok := len(calls) < limit
+		for _, k := range ks {
+			if blocked[k] || g.busy[k] > 0 {
+				ok = false
+			}
+		}
+		if !ok {
+			for _, k := range ks {
+				blocked[k] = true
+			}
+			rest = append(rest, c)
+			continue
+		}
+		calls = append(calls, c)
+		for _, k := range ks {
+			mine[k] = true
+		}
+	}
+	clear(g.queue[len(rest):]) // drop references to the calls taken
+	g.queue = rest
+	keys := make([]string, 0, len(mine))
+	for k := range mine {
+		g.busy[k]++
+		keys = append(keys, k)
+	}
+	return calls, keys
 }
