@@ -34,21 +34,18 @@ func (s *Store) createMany(ctx context.Context, recs []*Record) []error {
 	defer cancel()
 	stmts := make([]bulk.Update, len(recs))
 	for i, r := range recs {
-		set := bson.D{
+		fields := bson.D{
 			{Key: "scope", Value: r.Scope}, {Key: "key", Value: r.Key},
 			{Key: "fingerprint", Value: r.Fingerprint}, {Key: "state", Value: StateInFlight},
 			{Key: "resourceId", Value: r.ResourceID},
 		}
 		if len(r.Request) > 0 {
-			set = append(set, bson.E{Key: "request", Value: r.Request})
+			fields = append(fields, bson.E{Key: "request", Value: r.Request})
 		}
-		set = append(set, bson.E{Key: "createdAt", Value: r.CreatedAt}, bson.E{Key: "expiresAt", Value: r.ExpiresAt})
-		for j := range set {
-			set[j].Value = bson.D{{Key: "$literal", Value: set[j].Value}}
-		}
+		fields = append(fields, bson.E{Key: "createdAt", Value: r.CreatedAt}, bson.E{Key: "expiresAt", Value: r.ExpiresAt})
 		stmts[i] = bulk.Update{
 			Filter: bson.D{{Key: "_id", Value: r.ID}, {Key: lock.FieldToken, Value: bson.D{{Key: "$exists", Value: false}}}},
-			U:      mongo.Pipeline{{{Key: "$set", Value: append(set, s.leaseSet()...)}}},
+			U:      append(bson.D{{Key: "$setOnInsert", Value: fields}}, lock.LeaseOps(s.cfg.Owner, s.cfg.LeaseDuration, "")...),
 			Upsert: true,
 		}
 	}

@@ -51,21 +51,16 @@ func (l *Locker) InsertMany(ctx context.Context, keys []string, fields []bson.D)
 
 // insertMany sends one upsert per key whose filter no existing document can match (a stored
 // document always has FieldToken), so each statement either inserts a new, leased document or
-// fails with a duplicate key error: an existing document is never touched. The pipeline takes
-// the lease by the database clock, as acquire does.
+// fails with a duplicate key error: an existing document is never touched. The lease is taken
+// by the database clock, as acquire does (LeaseOps).
 func (s *mongoStore) insertMany(ctx context.Context, keys []string, owner string, d time.Duration, fields []bson.D) ([]*Lease, []error) {
 	leases, errs := make([]*Lease, len(keys)), make([]error, len(keys))
 	stmts := make([]bulk.Update, len(keys))
 	docs := make([][]byte, len(keys))
 	for i, k := range keys {
-		set := make(bson.D, 0, len(fields[i])+4)
-		for _, f := range fields[i] {
-			set = append(set, bson.E{Key: f.Key, Value: bson.D{{Key: "$literal", Value: f.Value}}})
-		}
-		set = append(set, leaseSet(owner, d)...)
 		stmts[i] = bulk.Update{
 			Filter: bson.D{{Key: "_id", Value: k}, {Key: FieldToken, Value: bson.D{{Key: "$exists", Value: false}}}},
-			U:      mongo.Pipeline{{{Key: "$set", Value: set}}},
+			U:      append(bson.D{{Key: "$setOnInsert", Value: fields[i]}}, LeaseOps(owner, d, "")...),
 			Upsert: true,
 		}
 		doc, err := bson.Marshal(append(bson.D{{Key: "_id", Value: k}}, fields[i]...))
@@ -108,12 +103,16 @@ func isDuplicateKey(code int) bool { return code == 11000 || code == 11001 || co
 // right now: a key held here or elsewhere, or without a document, is left out of the map.
 //
 // Each document is taken by the same conditional update as Acquire's findOneAndUpdate (the
-// filter admitting only a free or expired lease by the database clock, the pipeline writing
-// owner, $$NOW, duration and token + 1), sent as statements of one update command instead of
-// one round trip each. The update also writes a fresh acquisition id, by which one read then
-// returns exactly the documents this command leased, with their tokens: two round trips for
-// any number of leases, which is what lets a batch of transfers lease its accounts cheaply.
-func (l *Locker) AcquireMany(ctx context.Context, keys []string) map[string]*Lease {
+// filter admitting only a free or expired lease by the database clock, the update writing
+// owner, the database's time, duration and token + 1, as operators: LeaseOps), sent as
+// statements of one update command instead of one round trip each. The update also writes a
+// fresh acquisition id, by which one read then returns exactly the documents this command
+// leased, with their tokens: two round trips for any number of leases, which is what lets a
+// batch of transfers lease its accounts cheaply.
+//
+// also[key], if present, holds more update operators, on fields other than the lease's, for
+// that document: applied in the same write as its lease, so only if the lease is taken.
+func (l *Locker) AcquireMany(ctx context.Context, keys []string, also map[string]bson.D) map[string]*Lease {
 	var mine []string
 	for _, k := range keys {
 		if l.q.tryEnter(k) {
@@ -123,7 +122,7 @@ func (l *Locker) AcquireMany(ctx context.Context, keys []string) map[string]*Lea
 	got := map[string]*Lease{}
 	for lo := 0; lo < len(mine); lo += bulk.MaxStatements {
 		part := mine[lo:min(lo+bulk.MaxStatements, len(mine))]
-		for k, lease := range l.st.acquireMany(ctx, part, l.cfg.Owner, l.cfg.LeaseDuration) {
+		for k, lease := range l.st.acquireMany(ctx, part, l.cfg.Owner, l.cfg.LeaseDuration, also) {
 			got[k] = lease
 		}
 	}
@@ -135,13 +134,16 @@ func (l *Locker) AcquireMany(ctx context.Context, keys []string) map[string]*Lea
 	return got
 }
 
-func (s *mongoStore) acquireMany(ctx context.Context, keys []string, owner string, d time.Duration) map[string]*Lease {
+func (s *mongoStore) acquireMany(ctx context.Context, keys []string, owner string, d time.Duration, also map[string]bson.D) map[string]*Lease {
 	id := uuid.NewString()
-	set := append(leaseSet(owner, d)[:4:4], bson.E{Key: FieldAcquisition, Value: bson.D{{Key: "$literal", Value: id}}})
+	ops := LeaseOps(owner, d, id)
 	stmts := make([]bulk.Update, len(keys))
 	for i, k := range keys {
-		stmts[i] = bulk.Update{Filter: append(bson.D{{Key: "_id", Value: k}}, Available()...),
-			U: mongo.Pipeline{{{Key: "$set", Value: set}}}}
+		u := ops
+		if len(also[k]) > 0 {
+			u = append(slices.Clip(ops), also[k]...)
+		}
+		stmts[i] = bulk.Update{Filter: append(bson.D{{Key: "_id", Value: k}}, Available()...), U: u}
 	}
 	start := s.localNow()
 	got := map[string]*Lease{}

@@ -33,7 +33,7 @@ func TestAcquireMany(t *testing.T) {
 	}
 	local, _ = a.Acquire(ctx, "c") // token 2
 
-	got := a.AcquireMany(ctx, []string{"a", "b", "c", "d", "zz"})
+	got := a.AcquireMany(ctx, []string{"a", "b", "c", "d", "zz"}, nil)
 	keys := make([]string, 0, len(got))
 	for k := range got {
 		keys = append(keys, k)
@@ -120,7 +120,7 @@ func TestAcquireManyNeverTwoHolders(t *testing.T) {
 			for range 30 {
 				var ls []*Lease
 				if i%2 == 0 {
-					for _, x := range l.AcquireMany(ctx, keys) {
+					for _, x := range l.AcquireMany(ctx, keys, nil) {
 						ls = append(ls, x)
 					}
 				} else if x, err := l.TryAcquire(ctx, keys[i%len(keys)]); err == nil {
@@ -143,5 +143,44 @@ func TestAcquireManyNeverTwoHolders(t *testing.T) {
 	n, _ := coll.CountDocuments(ctx, bson.D{{Key: FieldOwner, Value: bson.D{{Key: "$exists", Value: true}}}})
 	if n != 0 {
 		t.Errorf("%d leases left held", n)
+	}
+}
+
+// TestAcquireManyAlsoOnlyWithTheLease: the extra operators of a key are
+// applied in the write that leases its document, and not at all to a
+// document held elsewhere; a lease taken again keeps counting its token up.
+func TestAcquireManyAlsoOnlyWithTheLease(t *testing.T) {
+	coll, newLocker := setup(t)
+	ctx := context.Background()
+	a := newLocker(Config{Owner: "A"})
+	b := newLocker(Config{Owner: "B"})
+	for _, id := range []string{"held", "free"} {
+		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "tags", Value: bson.A{"x", "y"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Acquire(ctx, "held"); err != nil {
+		t.Fatal(err)
+	}
+	pull := bson.D{{Key: "$pull", Value: bson.D{{Key: "tags", Value: "x"}}}}
+	got := a.AcquireMany(ctx, []string{"held", "free"}, map[string]bson.D{"held": {{Key: "$set", Value: bson.D{{Key: "touched", Value: true}}}}, "free": pull})
+	if got["free"] == nil || got["held"] != nil {
+		t.Fatalf("leased %v, want only free", got)
+	}
+	var free, held bson.M
+	_ = coll.FindOne(ctx, bson.D{{Key: "_id", Value: "free"}}).Decode(&free)
+	_ = coll.FindOne(ctx, bson.D{{Key: "_id", Value: "held"}}).Decode(&held)
+	if tags, _ := free["tags"].(bson.A); !slices.Equal(tags, bson.A{"y"}) {
+		t.Errorf("free's tags %v: the $pull did not come with its lease", free["tags"])
+	}
+	if _, ok := held["touched"]; ok {
+		t.Errorf("held elsewhere, yet written: %v", held)
+	}
+	if err := a.Release(ctx, got["free"]); err != nil {
+		t.Fatal(err)
+	}
+	again := a.AcquireMany(ctx, []string{"free"}, nil)
+	if l := again["free"]; l == nil || l.Token != got["free"].Token+1 || l.Since.IsZero() {
+		t.Fatalf("second lease %+v after token %d", l, got["free"].Token)
 	}
 }

@@ -69,6 +69,27 @@ func (s *mongoStore) acquire(ctx context.Context, key, owner string, d time.Dura
 	return lease, nil
 }
 
+// LeaseOps is the lease write of leaseSet as update operators instead of a pipeline: the
+// owner, the database's current time ($currentDate, the clock $$NOW reads), the duration,
+// the token + 1 ($inc: 1 on a new document), and acq as the acquisition id ("" for none).
+// Batched writes use it: operators need no expression compiled per statement, and other
+// operators on other fields ($pull, $setOnInsert) can share the write.
+func LeaseOps(owner string, d time.Duration, acq string) bson.D {
+	set := bson.D{{Key: FieldOwner, Value: owner}, {Key: FieldDuration, Value: d.Milliseconds()}}
+	if acq != "" {
+		set = append(set, bson.E{Key: FieldAcquisition, Value: acq})
+	}
+	ops := bson.D{
+		{Key: "$set", Value: set},
+		{Key: "$currentDate", Value: bson.D{{Key: FieldTimestamp, Value: true}}},
+		{Key: "$inc", Value: bson.D{{Key: FieldToken, Value: int64(1)}}},
+	}
+	if acq == "" {
+		ops = append(ops, bson.E{Key: "$unset", Value: bson.D{{Key: FieldAcquisition, Value: ""}}})
+	}
+	return ops
+}
+
 // LeaseSet is the $set stage content of a pipeline update that takes the
 // lease for owner: lockTimestamp from the database clock, token + 1.
 func LeaseSet(owner string, d time.Duration) bson.D { return leaseSet(owner, d) }

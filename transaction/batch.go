@@ -30,8 +30,10 @@ import (
 //     no one else can change while the leases are held;
 //  5. per account one fenced write: the sum of its legs, a marker per
 //     transfer, the lease released (one command);
-//  6. mark the transfers completed, or failed (one command), answer the
-//     callers, then remove the markers (one command).
+//  6. mark the transfers completed, or failed (one command), and answer the
+//     callers. Their markers are removed by the accounts' next leases here,
+//     in the same write ($pull beside the lease: no write of their own),
+//     or by one command when more than maxStale are waiting.
 //
 // Step 6 runs while the next batch starts: the accounts are free after 5.
 // A transfer driven alone passes through applied, removes its markers and
@@ -152,7 +154,65 @@ func (s *Service) leaseAccounts(ctx context.Context, items []*batchItem) map[str
 			}
 		}
 	}
-	return s.accLocks.AcquireMany(ctx, keys) // held, missing or failed: its transfers go alone
+	also, sent := s.stalePulls(keys)
+	leases := s.accLocks.AcquireMany(ctx, keys, also) // held, missing or failed: its transfers go alone
+	s.stalePulled(leases, sent)
+	return leases
+}
+
+// maxStale bounds the markers of completed transfers kept for a later lease
+// to remove; past it a batch removes its own at once.
+const maxStale = 100_000
+
+// stalePulls are the $pull operators that remove, in the same write as
+// their leases, the keys' markers of transfers completed here, and how many
+// of each key's markers they name. Nothing reads a terminal transfer's
+// markers, so they can wait for the account's next lease instead of costing
+// a write of their own.
+func (s *Service) stalePulls(keys []string) (map[string]bson.D, map[string]int) {
+	s.staleMu.Lock()
+	defer s.staleMu.Unlock()
+	also, sent := map[string]bson.D{}, map[string]int{}
+	for _, k := range keys {
+		if ids := s.stale[k]; len(ids) > 0 {
+			also[k] = bson.D{{Key: "$pull", Value: bson.D{{Key: markers, Value: bson.D{{Key: "$in", Value: slices.Clone(ids)}}}}}}
+			sent[k] = len(ids)
+		}
+	}
+	return also, sent
+}
+
+// stalePulled forgets the markers the leases taken have removed. Only
+// finishBatch adds to a key's list, at its end, and batches never share an
+// account, so the first sent[k] are those that were named.
+func (s *Service) stalePulled(leases map[string]*lock.Lease, sent map[string]int) {
+	s.staleMu.Lock()
+	defer s.staleMu.Unlock()
+	for k, n := range sent {
+		if leases[k] == nil {
+			continue // not leased, so not written: the next lease tries again
+		}
+		s.staleN -= n
+		if s.stale[k] = s.stale[k][n:]; len(s.stale[k]) == 0 {
+			delete(s.stale, k)
+		}
+	}
+}
+
+// deferPulls keeps completed transfers' markers for the accounts' next
+// leases to remove; it reports false, keeping nothing, when that would pass
+// maxStale.
+func (s *Service) deferPulls(pulls map[string][]string, n int) bool {
+	s.staleMu.Lock()
+	defer s.staleMu.Unlock()
+	if s.staleN+n > s.staleMax {
+		return false
+	}
+	for k, ids := range pulls {
+		s.stale[k] = append(s.stale[k], ids...)
+	}
+	s.staleN += n
+	return true
 }
 
 // decodeLeased decodes the leased accounts once for the whole batch; an
@@ -382,6 +442,7 @@ func (s *Service) finishBatch(items []*batchItem) {
 
 	pulls := map[string][]string{}
 	var accs []string
+	n := 0
 	for _, it := range ok {
 		s.xferLocks.Drop(it.tl) // released by the write
 		if it.reason != "" {
@@ -398,10 +459,15 @@ func (s *Service) finishBatch(items []*batchItem) {
 				accs = append(accs, k)
 			}
 			pulls[k] = append(pulls[k], it.t.ID)
+			n++
 		}
 	}
-	// One $pull per account for all its transfers of the batch. A failure
-	// leaves markers of completed transfers behind: never read again.
+	if len(accs) == 0 || s.deferPulls(pulls, n) {
+		return
+	}
+	// Too many kept already: one $pull per account for all its transfers of
+	// the batch. A failure leaves markers of completed transfers behind:
+	// never read again.
 	pullStmts := make([]bulk.Update, len(accs))
 	for i, k := range accs {
 		in := bson.D{{Key: "$in", Value: pulls[k]}}

@@ -80,6 +80,11 @@ type Service struct {
 	ext   map[account.Currency]bool // external accounts known to exist
 
 	batches bulk.Group[*batchItem, struct{}] // batch.go
+
+	staleMu  sync.Mutex
+	stale    map[string][]string // account → its markers of transfers completed here (batch.go)
+	staleN   int                 // how many markers stale holds
+	staleMax int                 // bound on staleN (maxStale; tests lower it)
 }
 
 // errCrash marks an error returned by a hook: the transfer is abandoned as is.
@@ -100,7 +105,7 @@ func (s *Service) hook(ctx context.Context, id string, step Step) error {
 
 func newService(st *store, accounts *account.Store, accLocks, xferLocks *lock.Locker, cfg Config) *Service {
 	s := &Service{cfg: cfg, store: st, accounts: accounts, accLocks: accLocks, xferLocks: xferLocks,
-		ext: make(map[account.Currency]bool)}
+		ext: make(map[account.Currency]bool), stale: make(map[string][]string), staleMax: maxStale}
 	s.batches.Max, s.batches.Parallel, s.batches.Run = cfg.MaxBatch, cfg.ParallelBatches, s.applyBatch
 	s.batches.Keys = func(it *batchItem) []string { return []string{it.req.From, it.req.To} }
 	return s
