@@ -50,10 +50,14 @@
 // # Many at once
 //
 // AcquireMany takes many free leases in two round trips: Acquire's
-// conditional update as statements of one update command, each also writing
-// an acquisition id by which one read returns exactly the documents leased.
-// InsertMany creates many new leased documents in one round trip. Neither
-// waits: what is held elsewhere is left out, for the caller to acquire alone.
+// conditional filter with the same write as update operators (LeaseOps:
+// $currentDate for the database's time, $inc for the token), as statements
+// of one update command, each also writing an acquisition id by which one
+// read returns exactly the documents leased. Operators need no expression
+// compiled per statement, and let a caller add its own for a document
+// (a $pull, say), applied only if the lease is taken. InsertMany creates
+// many new leased documents in one round trip. Neither waits: what is held
+// elsewhere is left out, for the caller to acquire alone.
 //
 // Package transaction builds its journal and recovery on these leases.
 package lock

@@ -57,7 +57,11 @@
 // is being applied form the next batch (batch.go), which takes the same
 // steps for all of them with one command per step and one write per
 // account, leaving the same states and markers, so that everything above
-// (fencing, markers, recovery) holds for batched transfers unchanged.
+// (fencing, markers, recovery) holds for batched transfers unchanged. One
+// difference: a batch completes its transfers before their markers go, and
+// the markers then go with the next lease this instance takes on each
+// account (a $pull in the lease's own write). Markers matter only while a
+// transfer is pending; nothing drives a terminal one.
 // Retries of journaled transfers, recovery, and anything a batch cannot
 // settle are driven alone.
 //
