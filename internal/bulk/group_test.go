@@ -117,9 +117,17 @@ func TestGroupParallelBatchesNeverShareAKey(t *testing.T) {
 	if overlaps.Load() == 0 {
 		t.Error("no two batches ever ran at once")
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.queue) != 0 || len(g.busy) != 0 || g.running != 0 {
-		t.Errorf("left behind: queue %d, busy %v, running %d", len(g.queue), g.busy, g.running)
+	// Callers are answered before their loop looks for more work and ends:
+	// give the loops a moment to see the empty queue.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		queued, busy, running := len(g.queue), len(g.busy), g.running
+		g.mu.Unlock()
+		if queued == 0 && busy == 0 && running == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("left behind: queue %d, busy keys %d, loops running %d", queued, busy, running)
+		}
 	}
 }
