@@ -3,6 +3,7 @@ package storage
 import (
 	"flag"
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"runtime"
 	"strings"
 	"sync"
@@ -128,11 +129,24 @@ func BenchmarkDurableWrites(b *testing.B) {
 }
 
 // TestMemoryMillionDocs reports the heap a million ~200-byte documents take with their _id
-// index and one unique secondary index (-storage.big).
+// index and one unique secondary index (-storage.big), with ObjectId _ids and with string
+// (UUID-like) _ids, which the _id index also keeps in its map.
 func TestMemoryMillionDocs(t *testing.T) {
 	if !*big {
 		t.Skip("run with -storage.big")
 	}
+	for _, c := range []struct {
+		name string
+		id   func(int) any
+	}{
+		{"objectid", nil},
+		{"string", func(i int) any { return fmt.Sprintf("6f1c2a52-4c0e-4d8f-9a53-%012d", i) }},
+	} {
+		t.Run(c.name, func(t *testing.T) { memoryMillionDocs(t, c.id) })
+	}
+}
+
+func memoryMillionDocs(t *testing.T, id func(int) any) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -141,7 +155,23 @@ func TestMemoryMillionDocs(t *testing.T) {
 	if _, err := c.CreateIndexes([]IndexSpec{{Key: bson.D{{Key: "acct", Value: int32(1)}}, Unique: true}}); err != nil {
 		t.Fatal(err)
 	}
-	fillAccounts(t, c, 1_000_000)
+	const n = 1_000_000
+	if id == nil {
+		fillAccounts(t, c, n)
+	} else {
+		for start := 0; start < n; start += 10_000 {
+			require.NoError(t, c.Write(func(tx *Tx) error {
+				for i := start; i < start+10_000; i++ {
+					d := accountDoc(i)
+					d[0].Value = id(i)
+					if _, err := tx.Insert(d); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+		}
+	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	heap := float64(after.HeapAlloc-before.HeapAlloc) / (1 << 20)
