@@ -3,7 +3,6 @@ package storage
 import (
 	"flag"
 	"fmt"
-	"github.com/stretchr/testify/require"
 	"runtime"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/bankd/bankd/embedmongo/internal/bsonkit"
