@@ -15,10 +15,11 @@ type Group[In, Out any] struct {
 	// Parallel is how many batches may run at once (default 1). A batch's
 	// time is mostly round trips; a second one in flight uses it.
 	Parallel int
-	// Keys, if set, names what an input touches. A batch never takes an
-	// input sharing a key with a running batch, nor with an earlier input
-	// still waiting: the inputs of one key run one batch at a time, in
-	// the order they arrived.
+	// Keys, if set, names what an input touches. With Parallel above 1, a
+	// batch never takes an input sharing a key with a running batch, nor
+	// with an earlier input still waiting: the inputs of one key run one
+	// batch at a time, in the order they arrived. (With one batch at a
+	// time that holds anyway, and Keys is not called.)
 	Keys func(In) []string
 	// Run does a batch and returns one outcome per input, in order. It gets
 	// a context of its own: one caller giving up must not fail the others.
@@ -99,7 +100,7 @@ func (g *Group[In, Out]) take() ([]*call[In, Out], []string) {
 	if limit <= 0 {
 		limit = MaxStatements
 	}
-	if g.Keys == nil {
+	if g.Keys == nil || g.Parallel <= 1 {
 		n := min(len(g.queue), limit)
 		calls := append([]*call[In, Out](nil), g.queue[:n]...)
 		g.queue = append(g.queue[:0], g.queue[n:]...)

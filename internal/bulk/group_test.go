@@ -20,7 +20,7 @@ func keysOf(k keyed) []string { return k.keys }
 // TestGroupTakeKeepsEachKeysOrder: a batch skips inputs touching a busy key
 // or a key of an input it skipped, and takes the rest in arrival order.
 func TestGroupTakeKeepsEachKeysOrder(t *testing.T) {
-	g := Group[keyed, int]{Max: 3, Keys: keysOf, busy: map[string]int{"b": 1}}
+	g := Group[keyed, int]{Max: 3, Parallel: 2, Keys: keysOf, busy: map[string]int{"b": 1}}
 	for i, ks := range [][]string{{"a", "b"}, {"a", "c"}, {"d"}, {"c", "e"}, {"f"}, {"g"}, {"d", "h"}} {
 		g.queue = append(g.queue, &call[keyed, int]{in: keyed{i, ks}})
 	}

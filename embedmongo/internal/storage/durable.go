@@ -48,11 +48,11 @@ func docRange(id [16]byte) (start, end []byte) {
 	return start, end
 }
 
-// pebbleLogger keeps Pebble quiet and turns its fatal errors into panics the store recovers
-// from (entering its failed state) instead of exiting the process.
 // memTableSize is Pebble's memtable size (at most two are held at once).
 const memTableSize = 64 << 20
 
+// pebbleLogger keeps Pebble quiet and turns its fatal errors into panics the store recovers
+// from (entering its failed state) instead of exiting the process.
 type pebbleLogger struct{}
 
 func (pebbleLogger) Infof(string, ...any) {}
