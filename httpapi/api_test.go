@@ -396,6 +396,8 @@ func TestListTransfersPaginates(t *testing.T) {
 	a, b := e.account("alice", "USD"), e.account("bob", "USD")
 	e.deposit(a, 1000)
 	for i := 0; i < 5; i++ {
+		// created_at has millisecond resolution and ties go by id: one transfer a millisecond.
+		time.Sleep(2 * time.Millisecond)
 		if r := e.do("POST", "/v1/transfers", fmt.Sprintf("p%d", i), transferBody(a, b, int64(i+1))); r.status != 201 {
 			t.Fatal(r.status, string(r.raw))
 		}
@@ -462,5 +464,38 @@ func TestClientDisconnectDoesNotStrandKey(t *testing.T) {
 	}
 	if got := e.balance(a); got != 90 {
 		t.Errorf("balance = %d, want 90", got)
+	}
+}
+
+// Money movements keep their key in the journal itself: a refusal is replayed like a success,
+// a key is tied to one kind of movement, and keys are scoped per API key.
+func TestMoneyMovementKeys(t *testing.T) {
+	e := newEnv(t, envOpts{keys: []string{"secret-1", "secret-2"}})
+	a, b := e.account("alice", "USD"), e.account("bob", "USD")
+	e.deposit(a, 100)
+
+	missing := transferBody(a, uuid.NewString(), 10)
+	first := e.do("POST", "/v1/transfers", "to-nobody", missing)
+	wantProblem(t, first, 404, CodeNotFound)
+	again := e.do("POST", "/v1/transfers", "to-nobody", missing)
+	wantProblem(t, again, 404, CodeNotFound)
+	if again.header.Get("Idempotent-Replayed") != "true" || first.header.Get("Idempotent-Replayed") != "" || !bytes.Equal(first.raw, again.raw) {
+		t.Errorf("refusal replay: %q %s vs %q %s", first.header.Get("Idempotent-Replayed"), first.raw,
+			again.header.Get("Idempotent-Replayed"), again.raw)
+	}
+
+	if r := e.do("POST", "/v1/transfers", "k1", transferBody(a, b, 10)); r.status != 201 {
+		t.Fatalf("transfer: %d %s", r.status, r.raw)
+	}
+	// The same key for a deposit, or for a transfer to another account, is a different request.
+	wantProblem(t, e.do("POST", "/v1/accounts/"+a+"/deposits", "k1", `{"amount":10,"currency":"USD"}`), 422, CodeKeyReused)
+	wantProblem(t, e.do("POST", "/v1/transfers", "k1", transferBody(b, a, 10)), 422, CodeKeyReused)
+	// Under the other API key, k1 is new.
+	e.key = "secret-2"
+	if r := e.do("POST", "/v1/transfers", "k1", transferBody(a, b, 10)); r.status != 201 || r.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("same key, other API key: %d %s", r.status, r.raw)
+	}
+	if got := e.balance(a); got != 80 {
+		t.Errorf("balance = %d, want 80: two transfers of 10, nothing else", got)
 	}
 }

@@ -86,7 +86,7 @@ func classify(err error) (Problem, bool) {
 		return newProblem(http.StatusUnprocessableEntity, CodeAccountInactive, "an account of the transfer is not active"), true
 	case errors.Is(err, transaction.ErrIDConflict), errors.Is(err, idempotency.ErrKeyMismatch):
 		return newProblem(http.StatusUnprocessableEntity, CodeKeyReused, "this Idempotency-Key was used with a different request"), true
-	case errors.Is(err, idempotency.ErrInFlight):
+	case errors.Is(err, idempotency.ErrInFlight), errors.Is(err, transaction.ErrInProgress):
 		return newProblem(http.StatusConflict, CodeKeyInUse, "a request with this Idempotency-Key is still being processed; retry later"), true
 	case errors.Is(err, lock.ErrTimeout), errors.Is(err, lock.ErrHeld):
 		return newProblem(http.StatusServiceUnavailable, CodeAccountBusy, "an account of the transfer is busy; retry with the same Idempotency-Key"), true

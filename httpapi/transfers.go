@@ -118,45 +118,46 @@ func (h *Handler) depositOrWithdrawal(c *gin.Context, op string) {
 	h.idempotent(c, operation{Op: op, Path: id, Body: body})
 }
 
-// execTransfer runs a transfer, deposit or withdrawal with the record's resource id as the
-// transfer id, so a re-run finishes the same transfer instead of starting another.
-func (h *Handler) execTransfer(ctx context.Context, op operation, id string) response {
-	var t *transaction.Transfer
-	var err error
-	kind := op.Op
-	switch op.Op {
-	case "transfer":
-		var req transferRequest
-		if err := json.Unmarshal(op.Body, &req); err != nil {
-			return h.errorResponse(err)
+// execTransfer runs a transfer, deposit or withdrawal with id as the transfer id, so a re-run
+// finishes the same transfer instead of starting another. It reports whether an earlier request
+// had journaled that transfer. noWait: see transaction.Request.NoWait.
+func (h *Handler) execTransfer(ctx context.Context, op operation, id string, noWait bool) (response, bool) {
+	req := transaction.Request{ID: id, Kind: transaction.Kind(op.Op), NoWait: noWait}
+	if op.Op == "transfer" {
+		var body transferRequest
+		if err := json.Unmarshal(op.Body, &body); err != nil {
+			return h.errorResponse(err), false
 		}
-		t, err = h.deps.Transfers.Transfer(ctx, transaction.Request{ID: id, From: req.From, To: req.To,
-			Amount: req.Amount, Currency: account.Currency(req.Currency), Reference: req.Reference})
-	default:
-		var req amountRequest
-		if err := json.Unmarshal(op.Body, &req); err != nil {
-			return h.errorResponse(err)
+		req.From, req.To, req.Amount, req.Currency, req.Reference =
+			body.From, body.To, body.Amount, account.Currency(body.Currency), body.Reference
+	} else {
+		var body amountRequest
+		if err := json.Unmarshal(op.Body, &body); err != nil {
+			return h.errorResponse(err), false
 		}
-		cur := account.Currency(req.Currency)
-		if op.Op == "deposit" {
-			t, err = h.deps.Transfers.Deposit(ctx, id, op.Path, req.Amount, cur, req.Reference)
-		} else {
-			t, err = h.deps.Transfers.Withdraw(ctx, id, op.Path, req.Amount, cur, req.Reference)
+		req.Amount, req.Currency, req.Reference = body.Amount, account.Currency(body.Currency), body.Reference
+		req.From, req.To = account.ExternalID(req.Currency), op.Path
+		if op.Op == "withdrawal" {
+			req.From, req.To = op.Path, account.ExternalID(req.Currency)
 		}
 	}
-	if err == nil && t.State == transaction.StateFailed {
-		err = t.Err()
-	}
+	t, err := h.deps.Transfers.Transfer(ctx, req)
+	replayed := t != nil && t.Replayed
 	if err == nil && t.State != transaction.StateCompleted {
 		err = fmt.Errorf("transfer %s left %s: %w", t.ID, t.State, context.DeadlineExceeded)
 	}
-	if err != nil {
-		p, _ := classify(err)
-		h.deps.Metrics.observeTransfer(kind, p.Code)
-		return h.errorResponse(err)
+	if !replayed {
+		code := "completed"
+		if err != nil {
+			p, _ := classify(err)
+			code = p.Code
+		}
+		h.deps.Metrics.observeTransfer(op.Op, code)
 	}
-	h.deps.Metrics.observeTransfer(kind, "completed")
-	return jsonResponse(http.StatusCreated, toTransferJSON(t))
+	if err != nil {
+		return h.errorResponse(err), replayed
+	}
+	return jsonResponse(http.StatusCreated, toTransferJSON(t)), replayed
 }
 
 func (h *Handler) getTransfer(c *gin.Context) {

@@ -347,3 +347,42 @@ func TestAcquireOrInsert(t *testing.T) {
 		t.Errorf("stored v = %v, want first", d["v"])
 	}
 }
+
+// TryAcquireOrInsert never waits: a document held here or elsewhere is ErrHeld at once, a free
+// one is taken, a missing one inserted.
+func TestTryAcquireOrInsert(t *testing.T) {
+	_, newLocker := setup(t)
+	ctx := context.Background()
+	a := newLocker(Config{Owner: "A", WaitTimeout: time.Minute})
+	b := newLocker(Config{Owner: "B", WaitTimeout: time.Minute})
+	fields := bson.D{{Key: "v", Value: "first"}}
+
+	la, err := a.TryAcquireOrInsert(ctx, "new", fields)
+	if err != nil || !la.Created || la.Token != 1 {
+		t.Fatalf("insert: lease %+v, err %v; want created with token 1", la, err)
+	}
+	start := time.Now()
+	if _, err := b.TryAcquireOrInsert(ctx, "new", fields); !errors.Is(err, ErrHeld) {
+		t.Fatalf("held by another instance: got %v, want ErrHeld", err)
+	}
+	if _, err := a.TryAcquireOrInsert(ctx, "new", fields); !errors.Is(err, ErrHeld) {
+		t.Fatalf("held by this instance: got %v, want ErrHeld", err)
+	}
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Fatalf("waited %v with a one-minute WaitTimeout: must not wait", waited)
+	}
+	if err := a.Release(ctx, la); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := b.TryAcquireOrInsert(ctx, "new", bson.D{{Key: "v", Value: "second"}})
+	if err != nil || lb.Created || lb.Token != 2 || lb.Doc.Lookup("v").StringValue() != "first" {
+		t.Fatalf("free: lease %+v, err %v; want taken, token 2, fields kept", lb, err)
+	}
+	// A refused try leaves this process's queue as it was: the next try gets its turn.
+	if err := b.Release(ctx, lb); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.TryAcquireOrInsert(ctx, "new", fields); err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+}

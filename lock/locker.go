@@ -61,10 +61,17 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*Lease, error) {
 // TryAcquire takes the lease only if it is free right now: one database
 // round trip, no waiting. It returns ErrHeld otherwise.
 func (l *Locker) TryAcquire(ctx context.Context, key string) (*Lease, error) {
+	return l.try(key, func() (*Lease, error) {
+		return l.st.acquire(ctx, key, l.cfg.Owner, l.cfg.LeaseDuration, true)
+	})
+}
+
+// try takes key's local turn, if free, for one attempt at its lease.
+func (l *Locker) try(key string, attempt func() (*Lease, error)) (*Lease, error) {
 	if !l.q.tryEnter(key) {
 		return nil, ErrHeld
 	}
-	lease, err := l.st.acquire(ctx, key, l.cfg.Owner, l.cfg.LeaseDuration, true)
+	lease, err := attempt()
 	if err != nil {
 		l.q.leave(key)
 		return nil, err
@@ -123,6 +130,20 @@ func (l *Locker) giveBack(lease *Lease) {
 // round trip when uncontended: create-and-lock cannot be split by a crash.
 func (l *Locker) AcquireOrInsert(ctx context.Context, key string, fields bson.D) (*Lease, error) {
 	return l.acquireBy(ctx, key, l.cfg.Now().Add(l.cfg.WaitTimeout), fields)
+}
+
+// HeldHere reports whether a goroutine of this process holds key's lease or
+// is taking it: a cheap look before a call that would wait for it.
+func (l *Locker) HeldHere(key string) bool { return l.q.held(key) }
+
+// TryAcquireOrInsert is AcquireOrInsert without the wait: it inserts the
+// document, or takes the lease of an existing one that is free right now,
+// and returns ErrHeld if a goroutine of this process or another instance
+// holds it.
+func (l *Locker) TryAcquireOrInsert(ctx context.Context, key string, fields bson.D) (*Lease, error) {
+	return l.try(key, func() (*Lease, error) {
+		return l.st.acquireOrInsert(ctx, key, l.cfg.Owner, l.cfg.LeaseDuration, fields)
+	})
 }
 
 func (l *Locker) acquireBy(ctx context.Context, key string, deadline time.Time, insert ...bson.D) (*Lease, error) {

@@ -89,6 +89,14 @@ func (q *queues) waiting(key string) bool {
 	return kq != nil && len(kq.waiters) > 0
 }
 
+// held reports whether a goroutine of this process has key's turn.
+func (q *queues) held(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	_, busy := q.m[key]
+	return busy
+}
+
 // leave ends the current turn for key and wakes the next waiter, who will
 // acquire from the database.
 func (q *queues) leave(key string) {

@@ -72,9 +72,10 @@ type batchItem struct {
 }
 
 type batchResult struct {
-	t    *Transfer
-	err  error
-	slow bool // not done here: the caller drives the transfer alone
+	t         *Transfer
+	err       error
+	slow      bool // not done here: the caller drives the transfer alone
+	journaled bool // with slow: this batch journaled it
 }
 
 // submit queues a new transfer for the next batch and waits for its
@@ -531,7 +532,7 @@ func (s *Service) sendBack(items []*batchItem) {
 	for _, it := range items {
 		if !it.answered {
 			it.answered = true
-			it.done <- batchResult{slow: true}
+			it.done <- batchResult{slow: true, journaled: it.tl != nil}
 		}
 	}
 }

@@ -141,14 +141,15 @@ func (s *Service) Owner() string { return s.accLocks.Owner() }
 func (s *Service) Accounts() *account.Store { return s.accounts }
 
 // Transfer moves req.Amount from req.From to req.To and returns the transfer
-// in its final state. A failed transfer (insufficient funds, ...) comes back
-// with an error matching its reason. If a transfer with req.ID exists, it is
-// driven to its end and returned, provided it has the same details
-// (ErrIDConflict otherwise): calling again never moves money twice.
+// in its final state. A failed transfer (insufficient funds, missing or
+// inactive account, ...) comes back with an error matching its reason, and
+// is journaled as failed like any other. If a transfer with req.ID exists,
+// it is driven to its end and returned, with Replayed set, provided it has
+// the same details (ErrIDConflict otherwise): calling again never moves money
+// twice and always gets the first call's outcome.
 //
-// Errors before the transfer is journaled (ErrInvalid, account.ErrNotFound,
-// ErrCurrencyMismatch, ErrAccountInactive) leave nothing behind. An error
-// after it (lock.ErrTimeout, a database error, ctx ending) leaves a journaled
+// Only ErrInvalid leaves nothing behind. An error after the transfer is
+// journaled (lock.ErrTimeout, a database error, ctx ending) leaves a
 // transfer that recovery, or a retry with the same ID, drives to its end.
 func (s *Service) Transfer(ctx context.Context, req Request) (*Transfer, error) {
 	if err := req.Validate(); err != nil {
@@ -159,24 +160,27 @@ func (s *Service) Transfer(ctx context.Context, req Request) (*Transfer, error) 
 			return nil, err
 		}
 	}
+	if req.NoWait && s.xferLocks.HeldHere(req.ID) {
+		// Driven here right now (in a batch, perhaps): no need to ask the database.
+		return nil, fmt.Errorf("transfer %s: %w", req.ID, ErrInProgress)
+	}
+	mine := false // journaled by this call's batch, which then sent it back
 	if !s.cfg.NoBatch {
-		if r := s.submit(ctx, req); !r.slow {
+		r := s.submit(ctx, req)
+		if !r.slow {
 			return r.t, r.err
 		}
+		mine = r.journaled
 	}
-	accs, err := s.accounts.GetMany(ctx, req.From, req.To)
-	if err != nil {
+	// A transfer journaled under this id before is resumed: a read, where
+	// leasing it would cost two writes for a replay.
+	switch t, err := s.store.get(ctx, req.ID); {
+	case err == nil:
+		return s.resume(ctx, t, req, mine)
+	case !errors.Is(err, ErrNotFound):
 		return nil, err
 	}
-	if reason := check(req, accs[req.From], accs[req.To]); reason != "" && reason != ReasonOverflow {
-		// A transfer journaled under this id earlier wins over today's accounts.
-		if t, err := s.store.get(ctx, req.ID); err == nil {
-			return s.resume(ctx, t, req)
-		}
-		return nil, fmt.Errorf("transfer %s: %w", req.ID, reason.Err())
-	}
-	t := newTransfer(req, s.cfg.Now())
-	return s.run(ctx, t, &req)
+	return s.run(ctx, newTransfer(req, s.cfg.Now()), &req, false)
 }
 
 // Deposit moves amount from the external account into accountID.
@@ -196,24 +200,36 @@ func (s *Service) Get(ctx context.Context, id string) (*Transfer, error) {
 	return s.store.get(ctx, id)
 }
 
-func (s *Service) resume(ctx context.Context, t *Transfer, req Request) (*Transfer, error) {
+// resume returns or drives a transfer found journaled; mine says this call
+// journaled it (its batch did, then sent it back).
+func (s *Service) resume(ctx context.Context, t *Transfer, req Request, mine bool) (*Transfer, error) {
 	if !t.Matches(req) {
 		return nil, fmt.Errorf("transfer %s: %w", req.ID, ErrIDConflict)
 	}
 	if t.State.Terminal() {
+		t.Replayed = !mine
 		return t, t.Err()
 	}
-	return s.run(ctx, t, &req)
+	return s.run(ctx, t, &req, mine)
 }
 
 // run leases the transfer (journaling it first if new) and drives it to a
-// terminal state, picking it up again if a lease is lost on the way.
-func (s *Service) run(ctx context.Context, t *Transfer, req *Request) (*Transfer, error) {
+// terminal state, picking it up again if a lease is lost on the way. mine
+// says this call journaled it already; req is nil for recovery.
+func (s *Service) run(ctx context.Context, t *Transfer, req *Request, mine bool) (*Transfer, error) {
+	lease := s.xferLocks.AcquireOrInsert
+	if req != nil && req.NoWait {
+		lease = s.xferLocks.TryAcquireOrInsert
+	}
 	for attempt := 0; ; attempt++ {
-		tl, err := s.xferLocks.AcquireOrInsert(ctx, t.ID, s.store.newFields(t))
+		tl, err := lease(ctx, t.ID, s.store.newFields(t))
+		if req != nil && req.NoWait && errors.Is(err, lock.ErrHeld) {
+			return nil, fmt.Errorf("transfer %s: %w", t.ID, ErrInProgress)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("transfer %s: %w", t.ID, err)
 		}
+		mine = mine || tl.Created
 		cur, err := s.store.decode(tl.Doc)
 		if err != nil {
 			s.giveBack(tl)
@@ -225,10 +241,12 @@ func (s *Service) run(ctx context.Context, t *Transfer, req *Request) (*Transfer
 		}
 		if cur.State.Terminal() { // a replay: nothing to drive
 			s.giveBack(tl)
+			cur.Replayed = !mine
 			return cur, cur.Err()
 		}
 		done, err := s.drive(ctx, tl, cur)
 		if err == nil {
+			done.Replayed = !mine
 			return done, done.Err()
 		}
 		var crash errCrash

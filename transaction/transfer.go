@@ -24,6 +24,9 @@ var (
 	ErrAccountInactive = errors.New("account not active")
 	// ErrIDConflict: a transfer with this id exists with different details.
 	ErrIDConflict = errors.New("transfer id already used for a different transfer")
+	// ErrInProgress: Request.NoWait was set and the transfer with this id is
+	// being driven by someone else right now.
+	ErrInProgress = errors.New("transfer is being processed by an earlier request")
 )
 
 // Kind says what a transfer is for. Deposits and withdrawals are transfers
@@ -103,6 +106,10 @@ type Request struct {
 	Amount    int64
 	Currency  account.Currency
 	Reference string
+	// NoWait: if the transfer with this ID exists and someone else is
+	// driving it right now, return ErrInProgress at once instead of waiting
+	// for its outcome (an HTTP retry answers 409 and is asked again later).
+	NoWait bool
 }
 
 // Validate checks the request on its own, without looking at the accounts.
@@ -161,6 +168,10 @@ type Transfer struct {
 	CreatedAt   time.Time  `bson:"createdAt"`
 	UpdatedAt   time.Time  `bson:"updatedAt"`
 	CompletedAt *time.Time `bson:"completedAt,omitempty"`
+
+	// Replayed is set on a transfer returned to a call that did not journal
+	// it: an earlier call with the same ID did.
+	Replayed bool `bson:"-"`
 }
 
 func newTransfer(r Request, now time.Time) *Transfer {

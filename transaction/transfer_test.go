@@ -29,20 +29,21 @@ func TestRules(t *testing.T) {
 		name      string
 		req       Request
 		wantErr   error
-		wantState State // "" when nothing is journaled
+		wantState State  // "" when nothing is journaled
+		wantWhy   Reason // with StateFailed
 		wantA     int64
 	}{
-		{"zero amount", Request{From: a, To: b, Amount: 0, Currency: usd}, ErrInvalid, "", 100},
-		{"negative amount", Request{From: a, To: b, Amount: -5, Currency: usd}, ErrInvalid, "", 100},
-		{"same account", Request{From: a, To: a, Amount: 5, Currency: usd}, ErrInvalid, "", 100},
-		{"unknown currency", Request{From: a, To: b, Amount: 5, Currency: "XXX"}, account.ErrUnknownCurrency, "", 100},
-		{"external in a transfer", Request{From: account.ExternalID(usd), To: b, Amount: 5, Currency: usd}, ErrInvalid, "", 100},
-		{"missing account", Request{From: a, To: uuid.NewString(), Amount: 5, Currency: usd}, account.ErrNotFound, "", 100},
-		{"currency mismatch", Request{From: a, To: eur.ID, Amount: 5, Currency: usd}, ErrCurrencyMismatch, "", 100},
-		{"frozen account", Request{From: a, To: frozen, Amount: 5, Currency: usd}, ErrAccountInactive, "", 100},
-		{"insufficient funds", Request{From: a, To: b, Amount: 101, Currency: usd}, ErrInsufficientFunds, StateFailed, 100},
-		{"ok", Request{From: a, To: b, Amount: 30, Currency: usd}, nil, StateCompleted, 70},
-		{"exact balance", Request{From: a, To: b, Amount: 70, Currency: usd}, nil, StateCompleted, 0},
+		{"zero amount", Request{From: a, To: b, Amount: 0, Currency: usd}, ErrInvalid, "", "", 100},
+		{"negative amount", Request{From: a, To: b, Amount: -5, Currency: usd}, ErrInvalid, "", "", 100},
+		{"same account", Request{From: a, To: a, Amount: 5, Currency: usd}, ErrInvalid, "", "", 100},
+		{"unknown currency", Request{From: a, To: b, Amount: 5, Currency: "XXX"}, account.ErrUnknownCurrency, "", "", 100},
+		{"external in a transfer", Request{From: account.ExternalID(usd), To: b, Amount: 5, Currency: usd}, ErrInvalid, "", "", 100},
+		{"missing account", Request{From: a, To: uuid.NewString(), Amount: 5, Currency: usd}, account.ErrNotFound, StateFailed, ReasonAccountNotFound, 100},
+		{"currency mismatch", Request{From: a, To: eur.ID, Amount: 5, Currency: usd}, ErrCurrencyMismatch, StateFailed, ReasonCurrencyMismatch, 100},
+		{"frozen account", Request{From: a, To: frozen, Amount: 5, Currency: usd}, ErrAccountInactive, StateFailed, ReasonAccountInactive, 100},
+		{"insufficient funds", Request{From: a, To: b, Amount: 101, Currency: usd}, ErrInsufficientFunds, StateFailed, ReasonInsufficientFunds, 100},
+		{"ok", Request{From: a, To: b, Amount: 30, Currency: usd}, nil, StateCompleted, "", 70},
+		{"exact balance", Request{From: a, To: b, Amount: 70, Currency: usd}, nil, StateCompleted, "", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,8 +63,8 @@ func TestRules(t *testing.T) {
 			case tr == nil || tr.State != tc.wantState || stored.State != tc.wantState:
 				t.Errorf("state: returned %v, stored %s; want %s", tr, stored.State, tc.wantState)
 			}
-			if tc.wantState == StateFailed && stored.Reason != ReasonInsufficientFunds {
-				t.Errorf("reason = %q, want %q", stored.Reason, ReasonInsufficientFunds)
+			if tc.wantState == StateFailed && stored.Reason != tc.wantWhy {
+				t.Errorf("reason = %q, want %q", stored.Reason, tc.wantWhy)
 			}
 			if got := balance(t, s, a); got != tc.wantA {
 				t.Errorf("balance of a = %d, want %d", got, tc.wantA)
