@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"math"
 	"sort"
 	"strings"
@@ -45,9 +46,11 @@ func stringKey(v any) (string, bool) {
 // id with a "whole" bit (id<<1 | whole), which marks an entry for an entire array value (added
 // so an equality on the whole array finds its documents); mongod has no such key, so unique
 // indexes ignore these entries.
+// sum is the key's summary, which settles most comparisons without loading the key.
 type entry struct {
 	key any
 	tag int64
+	sum uint64
 }
 
 func newEntry(key any, id RecordID, whole bool) entry {
@@ -55,11 +58,30 @@ func newEntry(key any, id RecordID, whole bool) entry {
 	if whole {
 		tag |= 1
 	}
-	return entry{key: key, tag: tag}
+	return entry{key: key, tag: tag, sum: summary(key)}
 }
 
 // pivot is the first possible entry with key, to start lookups from.
-func pivot(key any) entry { return entry{key: key, tag: math.MinInt64} }
+func pivot(key any) entry { return entry{key: key, tag: math.MinInt64, sum: summary(key)} }
+
+// summary orders keys as compareKeys does, only coarser: by the type bracket of the first
+// value and, for a string, its first seven bytes (zero-padded, which orders as the shorter
+// string first, as byte order does). So summary(a) < summary(b) implies a < b, and a tree
+// of distinct strings (ids, account numbers) is searched by comparing integers, with the
+// strings themselves, scattered over the heap, loaded only where summaries are equal.
+func summary(key any) uint64 {
+	if keyLen(key) == 0 {
+		return 0 // the empty prefix sorts first, as compareKeys has it
+	}
+	v := keyAt(key, 0)
+	sum := uint64(bsonkit.CanonicalType(v)+1) << 56 // brackets run from -1 (MinKey) to 127
+	if str, ok := stringKey(v); ok {
+		var head [8]byte
+		copy(head[1:], str)
+		sum |= binary.BigEndian.Uint64(head[:])
+	}
+	return sum
+}
 
 func (e entry) id() RecordID { return RecordID(e.tag >> 1) }
 func (e entry) whole() bool  { return e.tag&1 == 1 }
@@ -113,6 +135,9 @@ func compareKeys(a, b any) int {
 }
 
 func lessEntry(a, b entry) bool {
+	if a.sum != b.sum {
+		return a.sum < b.sum
+	}
 	if c := compareKeys(a.key, b.key); c != 0 {
 		return c < 0
 	}
