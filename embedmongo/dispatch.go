@@ -46,6 +46,29 @@ func (c *cmdCtx) syncWrites() error {
 	return first
 }
 
+// syncLater lets the command's writes become durable in the background: its client asked
+// not to wait for the journal (writeConcern {j: false}). They are on the log before any later
+// write, so that write's wait covers them; a failed sync fails every later write too.
+func (c *cmdCtx) syncLater() {
+	waits := c.waits
+	c.waits = nil
+	if len(waits) > 0 {
+		go func() {
+			for _, w := range waits {
+				_ = w()
+			}
+		}()
+	}
+}
+
+// unjournaled reports a command whose write concern says {j: false}.
+func unjournaled(cmd bson.D) bool {
+	wc, _ := lookup(cmd, "writeConcern")
+	d, _ := wc.(bson.D)
+	j, ok := lookup(d, "j")
+	return ok && j == false
+}
+
 // handler runs a command and returns the reply fields; "ok: 1" is appended by dispatch.
 type handler func(*cmdCtx) (bson.D, error)
 
@@ -137,7 +160,9 @@ func (s *Server) dispatch(c *conn, db string, cmd bson.D, legacy bool) (reply bs
 	ctx := &cmdCtx{srv: s, conn: c, db: db, cmd: cmd, name: name, now: bson.NewDateTimeFromTime(now)}
 	defer func() { _ = ctx.syncWrites() }() // a panicking command still releases its writes
 	out, err := h(ctx)
-	if serr := ctx.syncWrites(); serr != nil {
+	if unjournaled(cmd) {
+		ctx.syncLater()
+	} else if serr := ctx.syncWrites(); serr != nil {
 		err = serr // a write that is not durable is not acknowledged, whatever else happened
 	}
 	if err != nil {

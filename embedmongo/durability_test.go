@@ -16,6 +16,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 )
 
 // TestMain lets the test binary double as an engine process for the crash test: with
@@ -76,13 +77,7 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
 	child := startChild(t, dir, addr)
-	// Writers that start an operation after the kill wait in server selection: keep that short,
-	// or they hold up the check for up to the driver's default 30 s.
-	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://" + addr + "/?directConnection=true").
-		SetMaxPoolSize(64).SetServerSelectionTimeout(2 * time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := dialChild(t, addr)
 	coll := client.Database("dur").Collection("docs")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -134,24 +129,8 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 	if len(acked) == 0 {
 		t.Fatal("no write was acknowledged before the kill")
 	}
-	srv, client2 := startEngine(t, Options{Dir: dir})
-	_ = srv
-	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second) // the check's own time
-	defer cancel()
-	cur, err := client2.Database("dur").Collection("docs").Find(ctx, bson.D{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs []struct {
-		ID    string `bson:"_id"`
-		V     int64  `bson:"v"`
-		Check string `bson:"check"`
-	}
-	if err := cur.All(ctx, &docs); err != nil {
-		t.Fatal(err)
-	}
 	found := map[string]int64{}
-	for _, d := range docs {
+	for _, d := range reopenDocs(t, dir) {
 		if d.Check != strings.Repeat(d.ID, 8) {
 			t.Errorf("torn document %q: check=%q", d.ID, d.Check)
 		}
@@ -169,6 +148,122 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 }
 
 // A data directory held by a live engine cannot be opened by a second one.
+// dialChild connects to a child engine. Writers that start an operation after it is killed
+// wait in server selection: keep that short, or they hold up the check for up to the driver's
+// default 30 s.
+func dialChild(t *testing.T, addr string) *mongo.Client {
+	t.Helper()
+	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://" + addr + "/?directConnection=true").
+		SetMaxPoolSize(64).SetServerSelectionTimeout(2 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+type durDoc struct {
+	ID    string `bson:"_id"`
+	V     int64  `bson:"v"`
+	Check string `bson:"check"`
+}
+
+// reopenDocs starts an engine on dir and reads back dur.docs.
+func reopenDocs(t *testing.T, dir string) []durDoc {
+	t.Helper()
+	_, client := startEngine(t, Options{Dir: dir})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // the check's own time
+	defer cancel()
+	cur, err := client.Database("dur").Collection("docs").Find(ctx, bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []durDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		t.Fatal(err)
+	}
+	return docs
+}
+
+// A write acknowledged with {j: false} may be lost in a crash, but not once a later write
+// with a journal wait is acknowledged: the log is one sequence, so that wait covers it. Each
+// writer inserts documents unjournaled, then records the last one in a journaled write; after
+// kill -9, every insert up to each writer's last journaled record must be there.
+func TestUnjournaledWritesAreCoveredByTheNextJournaled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns engine processes")
+	}
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	child := startChild(t, dir, addr)
+	client := dialChild(t, addr)
+	db := client.Database("dur")
+	lazy := db.Collection("docs", options.Collection().SetWriteConcern(&writeconcern.WriteConcern{W: 1, Journal: new(false)}))
+	marks := db.Collection("marks")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	var mu sync.Mutex
+	covered := map[int]int{} // writer → inserts 0..n-1 covered by an acknowledged journaled write
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := 0; w < 16; w++ {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := fmt.Sprintf("w%d-%d", w, i)
+				if _, err := lazy.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "check", Value: strings.Repeat(id, 8)}}); err != nil {
+					return
+				}
+				if i%4 != 3 {
+					continue
+				}
+				_, err := marks.UpdateOne(ctx, bson.D{{Key: "_id", Value: w}}, bson.D{{Key: "$set", Value: bson.D{{Key: "n", Value: i + 1}}}},
+					options.UpdateOne().SetUpsert(true))
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				covered[w] = i + 1
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	close(stop)
+	wg.Wait()
+	_ = client.Disconnect(context.Background())
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(covered) == 0 {
+		t.Fatal("no journaled write was acknowledged before the kill")
+	}
+	found := map[string]bool{}
+	for _, d := range reopenDocs(t, dir) {
+		found[d.ID] = d.Check == strings.Repeat(d.ID, 8)
+	}
+	lost := 0
+	for w, n := range covered {
+		for i := 0; i < n; i++ {
+			if !found[fmt.Sprintf("w%d-%d", w, i)] {
+				lost++
+			}
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d unjournaled inserts lost although a later journaled write was acknowledged", lost)
+	}
+	t.Logf("%d writers, %d documents present after kill -9", len(covered), len(found))
+}
+
 func TestDataDirIsExclusive(t *testing.T) {
 	dir := t.TempDir()
 	startEngine(t, Options{Dir: dir})
