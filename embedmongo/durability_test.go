@@ -84,45 +84,24 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 
 	var mu sync.Mutex
 	acked := map[string]int64{} // _id → last acknowledged version
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for w := 0; w < 16; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				id := fmt.Sprintf("w%d-%d", w, i)
-				// The payload repeats the id so a torn document is detectable.
-				_, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "v", Value: int64(1)}, {Key: "check", Value: strings.Repeat(id, 8)}})
-				if err != nil {
-					return // the engine died: this write was not acknowledged
-				}
-				mu.Lock()
-				acked[id] = 1
-				mu.Unlock()
-				_, err = coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: bson.D{{Key: "v", Value: int64(2)}}}})
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				acked[id] = 2
-				mu.Unlock()
-			}
-		}(w)
-	}
-	time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
-	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = child.Wait()
-	close(stop)
-	wg.Wait()
-	_ = client.Disconnect(context.Background())
+	killMidLoad(t, child, client, func(w, i int, id string) bool {
+		// The payload repeats the id so a torn document is detectable.
+		_, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "v", Value: int64(1)}, {Key: "check", Value: strings.Repeat(id, 8)}})
+		if err != nil {
+			return false // the engine died: this write was not acknowledged
+		}
+		mu.Lock()
+		acked[id] = 1
+		mu.Unlock()
+		_, err = coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: bson.D{{Key: "v", Value: int64(2)}}}})
+		if err != nil {
+			return false
+		}
+		mu.Lock()
+		acked[id] = 2
+		mu.Unlock()
+		return true
+	})
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -148,6 +127,37 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 }
 
 // A data directory held by a live engine cannot be opened by a second one.
+// killMidLoad runs 16 writers against the child engine, each calling write with its number,
+// a counter and an id made of both until write fails; it kill -9s the engine at a random
+// moment, then waits for the writers and disconnects.
+func killMidLoad(t *testing.T, child *exec.Cmd, client *mongo.Client, write func(w, i int, id string) bool) {
+	t.Helper()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := 0; w < 16; w++ {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if !write(w, i, fmt.Sprintf("w%d-%d", w, i)) {
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	close(stop)
+	wg.Wait()
+	_ = client.Disconnect(context.Background())
+}
+
 // dialChild connects to a child engine. Writers that start an operation after it is killed
 // wait in server selection: keep that short, or they hold up the check for up to the driver's
 // default 30 s.
@@ -204,42 +214,23 @@ func TestUnjournaledWritesAreCoveredByTheNextJournaled(t *testing.T) {
 
 	var mu sync.Mutex
 	covered := map[int]int{} // writer → inserts 0..n-1 covered by an acknowledged journaled write
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for w := 0; w < 16; w++ {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				id := fmt.Sprintf("w%d-%d", w, i)
-				if _, err := lazy.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "check", Value: strings.Repeat(id, 8)}}); err != nil {
-					return
-				}
-				if i%4 != 3 {
-					continue
-				}
-				_, err := marks.UpdateOne(ctx, bson.D{{Key: "_id", Value: w}}, bson.D{{Key: "$set", Value: bson.D{{Key: "n", Value: i + 1}}}},
-					options.UpdateOne().SetUpsert(true))
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				covered[w] = i + 1
-				mu.Unlock()
-			}
-		})
-	}
-	time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
-	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = child.Wait()
-	close(stop)
-	wg.Wait()
-	_ = client.Disconnect(context.Background())
+	killMidLoad(t, child, client, func(w, i int, id string) bool {
+		if _, err := lazy.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "check", Value: strings.Repeat(id, 8)}}); err != nil {
+			return false
+		}
+		if i%4 != 3 {
+			return true
+		}
+		_, err := marks.UpdateOne(ctx, bson.D{{Key: "_id", Value: w}}, bson.D{{Key: "$set", Value: bson.D{{Key: "n", Value: i + 1}}}},
+			options.UpdateOne().SetUpsert(true))
+		if err != nil {
+			return false
+		}
+		mu.Lock()
+		covered[w] = i + 1
+		mu.Unlock()
+		return true
+	})
 
 	mu.Lock()
 	defer mu.Unlock()
