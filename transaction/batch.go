@@ -23,27 +23,32 @@ import (
 //
 //  1. lease every account of the batch (lock.AcquireMany: Acquire's
 //     conditional update, as statements of one command, never waiting: an
-//     account held elsewhere sends its transfers alone);
-//  2. check the rules on the leased documents;
-//  3. journal the transfers, pending, each with its own lease (one command);
-//  4. decide each transfer in arrival order against running balances, which
+//     account held elsewhere sends its transfers alone), and at the same
+//     time journal the transfers, pending, each with its own lease (one
+//     command on the other collection);
+//  2. check the rules on the leased documents; a transfer that cannot go on
+//     is handed back to its caller, journaled, as a retry finds it;
+//  3. decide each transfer in arrival order against running balances, which
 //     no one else can change while the leases are held;
-//  5. per account one fenced write: the sum of its legs, a marker per
+//  4. per account one fenced write: the sum of its legs, a marker per
 //     transfer, the lease released (one command);
-//  6. mark the transfers completed, or failed (one command), and answer the
+//  5. mark the transfers completed, or failed (one command), and answer the
 //     callers. Their markers are removed by the accounts' next leases here,
 //     in the same write ($pull beside the lease: no write of their own),
 //     or by one command when more than maxStale are waiting.
 //
-// Step 6 runs while the next batch starts: the accounts are free after 5.
+// Step 5 runs while the next batch starts: the accounts are free after 4.
 // A transfer driven alone passes through applied, removes its markers and
 // then completes; a batch completes first and removes the markers after,
 // sparing a write and two round trips of its callers' wait. Both are safe
 // for the same reason: markers matter only while a transfer is pending (to
 // keep a re-drive from applying a leg twice), and nothing drives a
-// terminal transfer. A crash before 6 leaves what a transfer driven alone
-// leaves at the same step, so recovery is unchanged; a crash after it may
-// leave markers of completed transfers, which nothing reads. Anything unexpected (a fenced
+// terminal transfer. A crash before 5 leaves what a transfer driven alone
+// leaves at some step (a journaled transfer that leased nothing is one
+// about to lease its accounts), so recovery is unchanged; a crash after it
+// may leave markers of completed transfers, which nothing reads. Journaling
+// before the rules are checked is safe because a refusal is an outcome
+// that is journaled too: the caller's own drive records it. Anything unexpected (a fenced
 // statement refused, a transfer id already journaled, a failed command)
 // hands the transfers concerned back to their callers, who drive them
 // alone: every step is idempotent, by markers and by states.
@@ -63,6 +68,7 @@ type batchItem struct {
 	done chan batchResult // buffered: the batch never waits for its caller
 
 	tl        *lock.Lease // the transfer's own lease, once journaled
+	handOver  bool        // sent back with tl still held, for the caller to go on with
 	from, to  *lock.Lease
 	reason    Reason // failed with this reason
 	debited   bool   // its debit is in this batch's writes
@@ -74,26 +80,34 @@ type batchItem struct {
 type batchResult struct {
 	t         *Transfer
 	err       error
-	slow      bool // not done here: the caller drives the transfer alone
-	journaled bool // with slow: this batch journaled it
+	slow      bool        // not done here: the caller drives the transfer alone
+	journaled bool        // with slow: this batch journaled it
+	lease     *lock.Lease // with slow: t's lease, handed over to the caller
 }
 
 // submit queues a new transfer for the next batch and waits for its
 // outcome. r.slow reports that the caller must drive it alone.
 func (s *Service) submit(ctx context.Context, req Request) batchResult {
 	it := &batchItem{req: req, t: newTransfer(req, s.cfg.Now()), done: make(chan batchResult, 1)}
-	// The batch runs its steps 1 to 5 before Do returns, step 6 after.
-	if _, err := s.batches.Do(ctx, it); err != nil {
-		return batchResult{err: err}
+	// The batch runs its steps 1 to 4 before Do returns, step 5 after.
+	_, err := s.batches.Do(ctx, it)
+	if err == nil {
+		select {
+		case r := <-it.done:
+			return r
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
 	}
-	select {
-	case r := <-it.done:
-		return r
-	case <-ctx.Done():
-		// The transfer may still be applied: like any journaled transfer,
-		// a retry with its id, or recovery, finds it.
-		return batchResult{err: ctx.Err()}
-	}
+	// The transfer is queued and may still be applied: like any journaled
+	// transfer, a retry with its id, or recovery, finds it. A lease handed
+	// over to this caller goes back, so that they can.
+	go func() {
+		if r := <-it.done; r.lease != nil {
+			s.giveBack(r.lease)
+		}
+	}()
+	return batchResult{err: err}
 }
 
 func (it *batchItem) answer(t *Transfer, err error) {
@@ -103,14 +117,22 @@ func (it *batchItem) answer(t *Transfer, err error) {
 	}
 }
 
-// applyBatch runs steps 1 to 5 and leaves step 6 to a goroutine. Batches
+// applyBatch runs steps 1 to 4 and leaves step 5 to a goroutine. Batches
 // running at once never share an account (bulk.Group's Keys): they never
 // contend for a lease, and each account's transfers keep their order.
 func (s *Service) applyBatch(_ context.Context, items []*batchItem) []struct{} {
 	// The batch's writes are bounded by the leases' life: past it they are refused anyway.
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Lock.LeaseDuration)
-	var slow []*batchItem
+	var slow, journaled []*batchItem
+	// Two collections, two commands at once: the engine serves each on its own core, and the
+	// batch waits for the longer of the two instead of both.
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		journaled, slow = s.journal(ctx, items)
+	}()
 	leases := s.leaseAccounts(ctx, items)
+	<-wrote
 	defer func() {
 		// Leases a leg write did not release go back now (or to a local waiter), before the
 		// transfers sent back to their callers ask for them.
@@ -123,16 +145,17 @@ func (s *Service) applyBatch(_ context.Context, items []*batchItem) []struct{} {
 
 	accs := decodeLeased(leases)
 	var live []*batchItem
-	for _, it := range items {
+	for _, it := range journaled {
 		it.from, it.to = leases[it.req.From], leases[it.req.To]
 		from, to := accs[it.req.From], accs[it.req.To]
 		if from == nil || to == nil || check(it.req, from, to) != "" {
-			slow = append(slow, it) // held elsewhere, missing, or refused: the caller says why
+			// Held elsewhere, missing, or refused: the caller goes on from the journal.
+			it.handOver = true
+			slow = append(slow, it)
 			continue
 		}
 		live = append(live, it)
 	}
-	live, slow = s.journal(ctx, live, slow)
 	live = s.decide(ctx, live, accs)
 	landed, unsure := s.writeLegs(ctx, live, accs)
 	slow = append(slow, s.giveBackAll(unsure)...)
@@ -228,16 +251,16 @@ func decodeLeased(leases map[string]*lock.Lease) map[string]*account.Account {
 	return accs
 }
 
-// journal writes the live items' transfers, pending and leased, in one
-// command. An id journaled before goes back to its caller, who resumes it.
-func (s *Service) journal(ctx context.Context, live, slow []*batchItem) (journaled, slowOut []*batchItem) {
-	ids := make([]string, len(live))
-	fields := make([]bson.D, len(live))
-	for i, it := range live {
+// journal writes the items' transfers, pending and leased, in one command.
+// An id journaled before goes back to its caller (slow), who resumes it.
+func (s *Service) journal(ctx context.Context, items []*batchItem) (journaled, slow []*batchItem) {
+	ids := make([]string, len(items))
+	fields := make([]bson.D, len(items))
+	for i, it := range items {
 		ids[i], fields[i] = it.t.ID, s.store.newFields(it.t)
 	}
 	tls, errs := s.xferLocks.InsertMany(ctx, ids, fields)
-	for i, it := range live {
+	for i, it := range items {
 		switch {
 		case errors.Is(errs[i], lock.ErrExists):
 			slow = append(slow, it)
@@ -532,7 +555,11 @@ func (s *Service) sendBack(items []*batchItem) {
 	for _, it := range items {
 		if !it.answered {
 			it.answered = true
-			it.done <- batchResult{slow: true, journaled: it.tl != nil}
+			r := batchResult{slow: true, journaled: it.tl != nil}
+			if it.handOver {
+				r.t, r.lease = it.t, it.tl
+			}
+			it.done <- r
 		}
 	}
 }

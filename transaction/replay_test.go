@@ -149,3 +149,58 @@ func TestNoWaitAnswersInProgress(t *testing.T) {
 		t.Errorf("balance = %d, want 95 (moved once)", got)
 	}
 }
+
+// A transfer the batch journals but cannot apply (an account is held elsewhere) is handed
+// back to its caller with its lease; if the caller has given up meanwhile, the lease is
+// released, so that a retry drives it instead of finding it in progress for good.
+func TestHandedOverLeaseOfAGoneCallerIsReleased(t *testing.T) {
+	gate := make(chan struct{})
+	var blockID string
+	var mu sync.Mutex
+	hooks := Hooks{BeforeStep: func(ctx context.Context, id string, step Step) error {
+		mu.Lock()
+		block := id == blockID
+		mu.Unlock()
+		if block && step == StepLock {
+			<-gate
+		}
+		return nil
+	}}
+	db := testmongo.Database(t)
+	s := newSvc(t, db, Config{Hooks: hooks})
+	ids := openAccounts(t, s, 2, 100)
+	other := newSvc(t, secondInstance(t, db), Config{})
+	held, err := other.accLocks.Acquire(context.Background(), ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{ID: uuid.NewString(), From: ids[0], To: ids[1], Amount: 7, Currency: usd, NoWait: true}
+	mu.Lock()
+	blockID = req.ID
+	mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := s.Transfer(ctx, req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("caller that gives up: got %v, want its deadline", err)
+	}
+	close(gate) // the batch goes on: journaled, account held elsewhere, handed back
+	if err := other.accLocks.Release(context.Background(), held); err != nil {
+		t.Fatal(err)
+	}
+	var tr *Transfer
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tr, err = s.Transfer(context.Background(), req)
+		if !errors.Is(err, ErrInProgress) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil || tr.State != StateCompleted {
+		t.Fatalf("retry: %+v, %v; want the transfer completed", tr, err)
+	}
+	if got := balance(t, s, ids[0]); got != 93 {
+		t.Errorf("balance = %d, want 93 (moved once)", got)
+	}
+}

@@ -167,8 +167,11 @@ func (s *Service) Transfer(ctx context.Context, req Request) (*Transfer, error) 
 	mine := false // journaled by this call's batch, which then sent it back
 	if !s.cfg.NoBatch {
 		r := s.submit(ctx, req)
-		if !r.slow {
+		switch {
+		case !r.slow:
 			return r.t, r.err
+		case r.lease != nil: // journaled, and still leased: go on from there
+			return s.runFrom(ctx, r.t, &req, true, r.lease)
 		}
 		mine = r.journaled
 	}
@@ -217,12 +220,21 @@ func (s *Service) resume(ctx context.Context, t *Transfer, req Request, mine boo
 // terminal state, picking it up again if a lease is lost on the way. mine
 // says this call journaled it already; req is nil for recovery.
 func (s *Service) run(ctx context.Context, t *Transfer, req *Request, mine bool) (*Transfer, error) {
+	return s.runFrom(ctx, t, req, mine, nil)
+}
+
+// runFrom is run, starting with held if not nil: the transfer's lease, taken
+// by this call's batch and handed over with the transfer.
+func (s *Service) runFrom(ctx context.Context, t *Transfer, req *Request, mine bool, held *lock.Lease) (*Transfer, error) {
 	lease := s.xferLocks.AcquireOrInsert
 	if req != nil && req.NoWait {
 		lease = s.xferLocks.TryAcquireOrInsert
 	}
 	for attempt := 0; ; attempt++ {
-		tl, err := lease(ctx, t.ID, s.store.newFields(t))
+		tl, err := held, error(nil)
+		if held = nil; tl == nil {
+			tl, err = lease(ctx, t.ID, s.store.newFields(t))
+		}
 		if req != nil && req.NoWait && errors.Is(err, lock.ErrHeld) {
 			return nil, fmt.Errorf("transfer %s: %w", t.ID, ErrInProgress)
 		}

@@ -80,8 +80,9 @@ func TestRunCatchesBrokenBank(t *testing.T) {
 		breakIt func(*fakeBank)
 		want    string
 	}{
-		{"keys ignored", func(b *fakeBank) { b.forgetful = true; b.delay = 20 * time.Millisecond }, "made 2 transfers"},
-		{"dropped tries forgotten", func(b *fakeBank) { b.forgetsDropped = true; b.delay = 20 * time.Millisecond }, "made 2 transfers"},
+		// A key retried more than once may make more than two transfers: any number but one is the violation.
+		{"keys ignored", func(b *fakeBank) { b.forgetful = true; b.delay = 20 * time.Millisecond }, "transfers from account"},
+		{"dropped tries forgotten", func(b *fakeBank) { b.forgetsDropped = true; b.delay = 20 * time.Millisecond }, "transfers from account"},
 		{"money lost", func(b *fakeBank) { b.leaky = true }, "sum of balances"},
 		{"no audit endpoint", func(b *fakeBank) { b.noAudit = true }, "audit endpoint missing"},
 	} {
