@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/bankd/bankd/internal/bulk"
 )
@@ -152,7 +153,10 @@ func (s *mongoStore) acquireMany(ctx context.Context, keys []string, owner strin
 	if err == nil && res.Matched == 0 {
 		return got
 	}
-	cur, err := s.coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}, {Key: FieldAcquisition, Value: id}})
+	// All in the first reply: a server's default first batch (101 documents) would cost a
+	// getMore round trip for every batch of more than 50 transfers.
+	cur, err := s.coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}, {Key: FieldAcquisition, Value: id}},
+		options.Find().SetBatchSize(int32(len(keys))))
 	if err != nil {
 		return got // leased but unknown: those leases expire
 	}

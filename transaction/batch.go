@@ -409,7 +409,7 @@ func (s *Service) legsOnAccounts(ctx context.Context, ws []*accountWrite) map[st
 	}
 	applied := map[string]bool{}
 	cur, err := s.store.accounts.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}},
-		options.Find().SetProjection(bson.D{{Key: markers, Value: 1}}))
+		options.Find().SetProjection(bson.D{{Key: markers, Value: 1}}).SetBatchSize(int32(len(keys))))
 	if err != nil {
 		return applied
 	}
