@@ -27,7 +27,8 @@ import (
 //     time journal the transfers, pending, each with its own lease (one
 //     command on the other collection);
 //  2. check the rules on the leased documents; a transfer that cannot go on
-//     is handed back to its caller, journaled, as a retry finds it;
+//     here goes back to its caller journaled, with its lease, and the caller
+//     drives it on alone as a retry would;
 //  3. decide each transfer in arrival order against running balances, which
 //     no one else can change while the leases are held;
 //  4. per account one fenced write: the sum of its legs, a marker per
@@ -124,8 +125,8 @@ func (s *Service) applyBatch(_ context.Context, items []*batchItem) []struct{} {
 	// The batch's writes are bounded by the leases' life: past it they are refused anyway.
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Lock.LeaseDuration)
 	var slow, journaled []*batchItem
-	// Two collections, two commands at once: the engine serves each on its own core, and the
-	// batch waits for the longer of the two instead of both.
+	// Two collections, two commands at once: the engine can serve both together, and the
+	// batch waits for the longer of the two instead of both in turn.
 	wrote := make(chan struct{})
 	go func() {
 		defer close(wrote)

@@ -148,7 +148,7 @@ func (s *Service) Accounts() *account.Store { return s.accounts }
 // the same details (ErrIDConflict otherwise): calling again never moves money
 // twice and always gets the first call's outcome.
 //
-// Only ErrInvalid leaves nothing behind. An error after the transfer is
+// Only a request Validate refuses leaves nothing behind. An error after the transfer is
 // journaled (lock.ErrTimeout, a database error, ctx ending) leaves a
 // transfer that recovery, or a retry with the same ID, drives to its end.
 func (s *Service) Transfer(ctx context.Context, req Request) (*Transfer, error) {
@@ -231,8 +231,11 @@ func (s *Service) runFrom(ctx context.Context, t *Transfer, req *Request, mine b
 		lease = s.xferLocks.TryAcquireOrInsert
 	}
 	for attempt := 0; ; attempt++ {
-		tl, err := held, error(nil)
-		if held = nil; tl == nil {
+		var tl *lock.Lease
+		var err error
+		if held != nil {
+			tl, held = held, nil
+		} else {
 			tl, err = lease(ctx, t.ID, s.store.newFields(t))
 		}
 		if req != nil && req.NoWait && errors.Is(err, lock.ErrHeld) {
