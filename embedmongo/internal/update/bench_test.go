@@ -50,3 +50,20 @@ func BenchmarkSet(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompile compiles what a batched lease write sends: every statement of an update
+// command is compiled on its own.
+func BenchmarkCompile(b *testing.B) {
+	u := bson.D{
+		{Key: "$set", Value: bson.D{{Key: "lockOwner", Value: "instance-1"}, {Key: "lockDuration", Value: int64(10000)}, {Key: "acq", Value: "a1"}}},
+		{Key: "$currentDate", Value: bson.D{{Key: "lockTimestamp", Value: true}}},
+		{Key: "$inc", Value: bson.D{{Key: "fencingToken", Value: int64(1)}}},
+		{Key: "$pull", Value: bson.D{{Key: "pendingTransfers", Value: bson.D{{Key: "$in", Value: bson.A{"t1", "t2"}}}}}},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Compile(u, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

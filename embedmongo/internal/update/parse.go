@@ -1,7 +1,7 @@
 package update
 
 import (
-	"sort"
+	"slices"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -59,7 +59,17 @@ func (n *node) set(name string, c *node) {
 // finish sorts children into mongod's order: since 5.0, field names in byte order except that
 // two numeric names compare numerically.
 func (n *node) finish() {
-	sort.Slice(n.fields, func(i, j int) bool { return fieldLess(n.fields[i].name, n.fields[j].name) })
+	if len(n.fields) > 1 { // every statement compiles its update: no reflection, no work for one field
+		slices.SortFunc(n.fields, func(a, b child) int {
+			switch {
+			case fieldLess(a.name, b.name):
+				return -1
+			case fieldLess(b.name, a.name):
+				return 1
+			}
+			return 0
+		})
+	}
 	for _, c := range n.fields {
 		c.n.finish()
 	}
