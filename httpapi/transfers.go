@@ -122,25 +122,23 @@ func (h *Handler) depositOrWithdrawal(c *gin.Context, op string) {
 // finishes the same transfer instead of starting another. It reports whether an earlier request
 // had journaled that transfer. noWait: see transaction.Request.NoWait.
 func (h *Handler) execTransfer(ctx context.Context, op operation, id string, noWait bool) (response, bool) {
-	req := transaction.Request{ID: id, Kind: transaction.Kind(op.Op), NoWait: noWait}
+	var req transaction.Request
 	if op.Op == "transfer" {
 		var body transferRequest
 		if err := json.Unmarshal(op.Body, &body); err != nil {
 			return h.errorResponse(err), false
 		}
-		req.From, req.To, req.Amount, req.Currency, req.Reference =
-			body.From, body.To, body.Amount, account.Currency(body.Currency), body.Reference
+		req = transaction.Request{ID: id, From: body.From, To: body.To, Amount: body.Amount,
+			Currency: account.Currency(body.Currency), Reference: body.Reference}
 	} else {
 		var body amountRequest
 		if err := json.Unmarshal(op.Body, &body); err != nil {
 			return h.errorResponse(err), false
 		}
-		req.Amount, req.Currency, req.Reference = body.Amount, account.Currency(body.Currency), body.Reference
-		req.From, req.To = account.ExternalID(req.Currency), op.Path
-		if op.Op == "withdrawal" {
-			req.From, req.To = op.Path, account.ExternalID(req.Currency)
-		}
+		req = transaction.ExternalRequest(transaction.Kind(op.Op), id, op.Path, body.Amount,
+			account.Currency(body.Currency), body.Reference)
 	}
+	req.NoWait = noWait
 	t, err := h.deps.Transfers.Transfer(ctx, req)
 	replayed := t != nil && t.Replayed
 	if err == nil && t.State != transaction.StateCompleted {

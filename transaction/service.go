@@ -188,14 +188,22 @@ func (s *Service) Transfer(ctx context.Context, req Request) (*Transfer, error) 
 
 // Deposit moves amount from the external account into accountID.
 func (s *Service) Deposit(ctx context.Context, id, accountID string, amount int64, c account.Currency, reference string) (*Transfer, error) {
-	return s.Transfer(ctx, Request{ID: id, Kind: KindDeposit, From: account.ExternalID(c), To: accountID,
-		Amount: amount, Currency: c, Reference: reference})
+	return s.Transfer(ctx, ExternalRequest(KindDeposit, id, accountID, amount, c, reference))
 }
 
 // Withdraw moves amount from accountID to the external account.
 func (s *Service) Withdraw(ctx context.Context, id, accountID string, amount int64, c account.Currency, reference string) (*Transfer, error) {
-	return s.Transfer(ctx, Request{ID: id, Kind: KindWithdrawal, From: accountID, To: account.ExternalID(c),
-		Amount: amount, Currency: c, Reference: reference})
+	return s.Transfer(ctx, ExternalRequest(KindWithdrawal, id, accountID, amount, c, reference))
+}
+
+// ExternalRequest is the request of a deposit into accountID, or a withdrawal
+// from it (kind): a transfer from or to the currency's external account.
+func ExternalRequest(kind Kind, id, accountID string, amount int64, c account.Currency, reference string) Request {
+	r := Request{ID: id, Kind: kind, From: account.ExternalID(c), To: accountID, Amount: amount, Currency: c, Reference: reference}
+	if kind == KindWithdrawal {
+		r.From, r.To = accountID, account.ExternalID(c)
+	}
+	return r
 }
 
 // Get returns the transfer with the given id, or an error wrapping ErrNotFound.
