@@ -173,7 +173,7 @@ func (e *aggEnv) ReplaceCollection(db, coll string, docs []bson.D) error {
 	}
 	prepared := make([]bson.D, len(docs))
 	for i, d := range docs {
-		if prepared[i], err = prepareInsert(d); err != nil {
+		if prepared[i], _, err = prepareInsert(d); err != nil {
 			return err
 		}
 	}
@@ -232,11 +232,11 @@ func (e *aggEnv) Insert(db, coll string, doc bson.D) error {
 	if isView(collOptions(cl)) {
 		return errOnView(db, coll)
 	}
-	doc, err = prepareInsert(doc)
+	_, raw, err := prepareInsert(doc)
 	if err != nil {
 		return err
 	}
-	return cl.Write(func(tx *storage.Tx) error { _, err := tx.Insert(doc); return err })
+	return cl.Write(func(tx *storage.Tx) error { _, err := tx.InsertEncoded(raw); return err })
 }
 
 func (e *aggEnv) Replace(db, coll string, id any, doc bson.D) error {

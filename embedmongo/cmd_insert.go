@@ -48,12 +48,12 @@ func cmdInsert(c *cmdCtx) (bson.D, error) {
 			if !ok {
 				return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'insert.documents.%d' is the wrong type, expected type 'object'", i)
 			}
-			doc, err := prepareInsert(doc)
+			doc, raw, err := prepareInsert(doc)
 			if err == nil {
 				err = val.check(nil, doc)
 			}
 			if err == nil {
-				_, err = tx.Insert(doc)
+				_, err = tx.InsertEncoded(raw)
 			}
 			if err != nil {
 				errs = append(errs, writeError{index: i, err: mongoerr.As(err)})

@@ -2,6 +2,7 @@ package embedmongo
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,8 +36,8 @@ func writeErrorsArray(errs []writeError) bson.A {
 }
 
 // prepareInsert puts _id first (generating an ObjectId when absent) and validates the document
-// the way mongod does before storing it.
-func prepareInsert(doc bson.D) (bson.D, error) {
+// the way mongod does before storing it. raw is its encoding, for Tx.InsertEncoded.
+func prepareInsert(doc bson.D) (out bson.D, raw []byte, err error) {
 	idIdx := -1
 	for i, e := range doc {
 		if e.Key == "_id" {
@@ -44,7 +45,6 @@ func prepareInsert(doc bson.D) (bson.D, error) {
 			break
 		}
 	}
-	var out bson.D
 	if idIdx < 0 {
 		out = make(bson.D, 0, len(doc)+1)
 		out = append(out, bson.E{Key: "_id", Value: bson.NewObjectID()})
@@ -58,12 +58,12 @@ func prepareInsert(doc bson.D) (bson.D, error) {
 		out = append(out, doc[idIdx+1:]...)
 	}
 	if err := validateID(out[0].Value); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := checkSize(out); err != nil {
-		return nil, err
+	if raw, err = encodeStored(out); err != nil {
+		return nil, nil, err
 	}
-	return out, nil
+	return out, raw, nil
 }
 
 func validateID(id any) error {
@@ -96,15 +96,17 @@ func checkIDFields(d bson.D) error {
 	return nil
 }
 
-func checkSize(doc bson.D) error {
+// encodeStored encodes a document about to be stored, within the size limit. The encoding goes
+// to storage as it is: a write encodes its document once.
+func encodeStored(doc bson.D) ([]byte, error) {
 	b, err := bsonkit.Encode(doc)
 	if err != nil {
-		return mongoerr.New(mongoerr.BadValue, "cannot encode document: %v", err)
+		return nil, mongoerr.New(mongoerr.BadValue, "cannot encode document: %v", err)
 	}
 	if len(b) > MaxBSONObjectSize {
-		return mongoerr.New(mongoerr.BSONObjectTooLarge, "object to insert too large. size in bytes: %d, max size: %d", len(b), MaxBSONObjectSize)
+		return nil, mongoerr.New(mongoerr.BSONObjectTooLarge, "object to insert too large. size in bytes: %d, max size: %d", len(b), MaxBSONObjectSize)
 	}
-	return nil
+	return b, nil
 }
 
 // modifier is a compiled update: an operator/replacement document or a pipeline.
@@ -112,6 +114,9 @@ type modifier struct {
 	upd      *update.Update
 	pipeline []bson.D
 	vars     expr.Vars
+
+	touched []string // the top-level fields it may change, when known
+	known   bool
 }
 
 func compileModifier(u any, arrayFilters []bson.D, vars expr.Vars) (*modifier, error) {
@@ -121,7 +126,7 @@ func compileModifier(u any, arrayFilters []bson.D, vars expr.Vars) (*modifier, e
 		if err != nil {
 			return nil, err
 		}
-		return &modifier{upd: upd, vars: vars}, nil
+		return newModifier(&modifier{upd: upd, vars: vars}), nil
 	case bson.A:
 		if len(arrayFilters) > 0 {
 			return nil, mongoerr.New(mongoerr.FailedToParse, "arrayFilters may not be specified for pipeline-style updates")
@@ -134,16 +139,24 @@ func compileModifier(u any, arrayFilters []bson.D, vars expr.Vars) (*modifier, e
 			}
 			stages = append(stages, d)
 		}
-		return &modifier{pipeline: stages, vars: vars}, nil
+		return newModifier(&modifier{pipeline: stages, vars: vars}), nil
 	}
 	return nil, mongoerr.New(mongoerr.FailedToParse, "Update argument must be either an object or an array")
 }
 
 func (m *modifier) isReplacement() bool { return m.upd != nil && m.upd.IsReplacement() }
 
+func newModifier(m *modifier) *modifier {
+	m.touched, m.known = m.topFieldsOf()
+	return m
+}
+
 // topFields lists the top-level fields the update may change; known is false when any may.
-// A pipeline's $set/$addFields/$unset stages name theirs; other stages may change anything.
-func (m *modifier) topFields() (fields []string, known bool) {
+func (m *modifier) topFields() (fields []string, known bool) { return m.touched, m.known }
+
+// topFieldsOf works topFields out. A pipeline's $set/$addFields/$unset stages name theirs;
+// other stages may change anything.
+func (m *modifier) topFieldsOf() (fields []string, known bool) {
 	if m.upd != nil {
 		return m.upd.TopFields()
 	}
@@ -199,6 +212,9 @@ func (m *modifier) apply(doc bson.D, pos int, insert bool) (out bson.D, changed 
 	if err != nil {
 		return nil, false, err
 	}
+	if touched, known := m.topFields(); known && !slices.Contains(touched, "_id") {
+		return out, changed, nil // _id is left as it was
+	}
 	oldID, hadID := bsonkit.Get(doc, "_id")
 	newID, hasID := bsonkit.Get(out, "_id")
 	switch {
@@ -206,11 +222,6 @@ func (m *modifier) apply(doc bson.D, pos int, insert bool) (out bson.D, changed 
 		out = append(bson.D{{Key: "_id", Value: oldID}}, out...)
 	case hadID && !sameValue(oldID, newID):
 		return nil, false, mongoerr.New(mongoerr.ImmutableField, "Performing an update on the path '_id' would modify the immutable field '_id'")
-	}
-	if changed {
-		if err := checkSize(out); err != nil {
-			return nil, false, err
-		}
 	}
 	return out, changed, nil
 }
@@ -278,11 +289,15 @@ func applyUpdate(tx *storage.Tx, s *updateSpec) (updateResult, error) {
 		if !changed {
 			continue
 		}
+		raw, err := encodeStored(newDoc)
+		if err != nil {
+			return res, err
+		}
 		if err := s.validator.check(d.Doc, newDoc); err != nil {
 			return res, err
 		}
 		touched, known := s.mod.topFields()
-		if err := tx.ReplaceTouching(d.ID, newDoc, touched, known); err != nil {
+		if err := tx.ReplaceEncoded(d.ID, raw, touched, known); err != nil {
 			return res, err
 		}
 		res.modified++
@@ -311,14 +326,14 @@ func applyUpdate(tx *storage.Tx, s *updateSpec) (updateResult, error) {
 			return res, err
 		}
 	}
-	doc, err = prepareInsert(doc)
+	doc, raw, err := prepareInsert(doc)
 	if err != nil {
 		return res, err
 	}
 	if err := s.validator.check(nil, doc); err != nil {
 		return res, err
 	}
-	if _, err := tx.Insert(doc); err != nil {
+	if _, err := tx.InsertEncoded(raw); err != nil {
 		return res, err
 	}
 	res.upserted, res.upsertedID, res.after = true, doc[0].Value, doc

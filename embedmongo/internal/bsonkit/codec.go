@@ -1,6 +1,7 @@
 package bsonkit
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -37,7 +38,7 @@ func decodeDoc(b []byte) (bson.D, error) {
 	d := make(bson.D, 0, 8)
 	for len(body) > 0 {
 		t := body[0]
-		key, n, err := cstring(body[1:])
+		key, n, err := fieldName(body[1:])
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +65,7 @@ func decodeArray(b []byte) (bson.A, error) {
 	a := bson.A{}
 	for len(body) > 0 {
 		t := body[0]
-		_, n, err := cstring(body[1:])
+		n, err := cstringLen(body[1:])
 		if err != nil {
 			return nil, err
 		}
@@ -86,6 +87,37 @@ func cstring(b []byte) (string, int, error) {
 		}
 	}
 	return "", 0, errCorrupt
+}
+
+// cstringLen is the length of the NUL-terminated string at the start of b, NUL included.
+func cstringLen(b []byte) (int, error) {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return i + 1, nil
+	}
+	return 0, errCorrupt
+}
+
+// fieldName is cstring for a field name: names repeat from document to document, so the
+// common ones are shared strings (fieldNames) rather than an allocation per field per decode.
+func fieldName(b []byte) (string, int, error) {
+	n, err := cstringLen(b)
+	if err != nil {
+		return "", 0, err
+	}
+	return fieldNames.intern(b[:n-1]), n, nil
+}
+
+// stringLen is the encoded length of the string value at the start of b (length prefix and
+// NUL included).
+func stringLen(b []byte) (int, error) {
+	if len(b) < 5 {
+		return 0, errCorrupt
+	}
+	n := int(int32(binary.LittleEndian.Uint32(b)))
+	if n < 1 || 4+n > len(b) || b[4+n-1] != 0 {
+		return 0, errCorrupt
+	}
+	return 4 + n, nil
 }
 
 func lenString(b []byte) (string, int, error) {
@@ -435,7 +467,7 @@ func DecodeFields(raw []byte, want func(key string) bool) (bson.D, error) {
 	var d bson.D
 	for len(body) > 0 {
 		t := body[0]
-		key, n, err := cstring(body[1:])
+		key, n, err := fieldName(body[1:])
 		if err != nil {
 			return nil, err
 		}
@@ -460,13 +492,21 @@ func DecodeFields(raw []byte, want func(key string) bool) (bson.D, error) {
 
 // valueLen is the encoded length of a value of type t at the start of b.
 func valueLen(t byte, b []byte) (int, error) {
-	fixed := map[byte]int{0x01: 8, 0x07: 12, 0x08: 1, 0x09: 8, 0x10: 4, 0x11: 8, 0x12: 8, 0x13: 16}
 	switch t {
 	case 0x06, 0x0A, 0xFF, 0x7F:
 		return 0, nil
+	case 0x08:
+		return 1, need(b, 1)
+	case 0x10:
+		return 4, need(b, 4)
+	case 0x01, 0x09, 0x11, 0x12:
+		return 8, need(b, 8)
+	case 0x07:
+		return 12, need(b, 12)
+	case 0x13:
+		return 16, need(b, 16)
 	case 0x02, 0x0D, 0x0E:
-		_, n, err := lenString(b)
-		return n, err
+		return stringLen(b)
 	case 0x03, 0x04:
 		return docLen(b)
 	case 0x05:
@@ -479,23 +519,20 @@ func valueLen(t byte, b []byte) (int, error) {
 		}
 		return 5 + n, nil
 	case 0x0B:
-		_, n1, err := cstring(b)
+		n1, err := cstringLen(b)
 		if err != nil {
 			return 0, err
 		}
-		_, n2, err := cstring(b[n1:])
+		n2, err := cstringLen(b[n1:])
 		return n1 + n2, err
 	case 0x0C:
-		_, n, err := lenString(b)
+		n, err := stringLen(b)
 		if err != nil {
 			return 0, err
 		}
 		return n + 12, need(b[n:], 12)
 	case 0x0F:
 		return docLen(b) // same int32 total length prefix
-	}
-	if n, ok := fixed[t]; ok {
-		return n, need(b, n)
 	}
 	return 0, fmt.Errorf("bsonkit: unknown BSON type 0x%02x", t)
 }

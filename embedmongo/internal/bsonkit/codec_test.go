@@ -128,3 +128,27 @@ func TestDecodeFieldsMatchesFullDecode(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeAccount decodes the document the engine reads most in bankd: an account
+// with its lease fields and pending transfer markers.
+func BenchmarkDecodeAccount(b *testing.B) {
+	raw, _ := bson.Marshal(bson.D{
+		{Key: "_id", Value: "0b6b8f6e-5c1e-4f0a-9d3e-2a7c9b1d4e5f"},
+		{Key: "owner", Value: "owner-123"},
+		{Key: "currency", Value: "USD"},
+		{Key: "balance", Value: int64(1_000_000)},
+		{Key: "status", Value: "active"},
+		{Key: "lockOwner", Value: "instance-1"},
+		{Key: "fencingToken", Value: int64(42)},
+		{Key: "lockTimestamp", Value: bson.DateTime(1_700_000_000_000)},
+		{Key: "lockDuration", Value: int64(30_000)},
+		{Key: "pendingTransfers", Value: bson.A{"3f1c2a9e-1b2c-4d5e-8f90-123456789abc", "7a8b9c0d-1e2f-4a5b-8c9d-0e1f2a3b4c5d"}},
+		{Key: "createdAt", Value: bson.DateTime(1_700_000_000_000)},
+	})
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Decode(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

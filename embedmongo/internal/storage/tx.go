@@ -88,9 +88,32 @@ func (tx *Tx) Insert(doc bson.D) (RecordID, error) {
 	if _, ok := bsonkit.Get(doc, "_id"); !ok {
 		return 0, mongoerr.New(mongoerr.InternalError, "storage: document to insert has no _id")
 	}
-	c := tx.c
-	raw, keys, err := c.prepare(doc, c.nextID)
+	raw, err := tx.c.encodeRaw(doc)
 	if err != nil {
+		return 0, err
+	}
+	return tx.insertRaw(raw)
+}
+
+// InsertEncoded is Insert for a document already encoded, _id first, within the size limit:
+// the caller hands raw over and must not change it afterwards.
+func (tx *Tx) InsertEncoded(raw []byte) (RecordID, error) {
+	if err := tx.check(); err != nil {
+		return 0, err
+	}
+	if !hasIDFirst(raw) {
+		return 0, mongoerr.New(mongoerr.InternalError, "storage: document to insert has no _id first")
+	}
+	return tx.insertRaw(raw)
+}
+
+func (tx *Tx) insertRaw(raw []byte) (RecordID, error) {
+	c := tx.c
+	keys, err := c.keysOfRaw(raw)
+	if err != nil {
+		return 0, err
+	}
+	if err := c.checkUniques(keys, c.nextID, nil); err != nil {
 		return 0, err
 	}
 	id := c.nextID
@@ -114,6 +137,16 @@ func (tx *Tx) Replace(id RecordID, doc bson.D) error {
 // differ (when known is set): the keys of indexes on other fields are neither computed nor
 // rewritten. An update's own paths say which fields it touches.
 func (tx *Tx) ReplaceTouching(id RecordID, doc bson.D, touched []string, known bool) error {
+	raw, err := tx.c.encodeRaw(doc)
+	if err != nil {
+		return err
+	}
+	return tx.ReplaceEncoded(id, raw, touched, known)
+}
+
+// ReplaceEncoded is ReplaceTouching for a document already encoded, within the size limit: the
+// caller hands raw over and must not change it afterwards.
+func (tx *Tx) ReplaceEncoded(id RecordID, raw []byte, touched []string, known bool) error {
 	if err := tx.check(); err != nil {
 		return err
 	}
@@ -121,10 +154,6 @@ func (tx *Tx) ReplaceTouching(id RecordID, doc bson.D, touched []string, known b
 	old, ok := c.docs.Get(record{id: id})
 	if !ok {
 		return mongoerr.New(mongoerr.NoSuchKey, "storage: no document with record id %d", id)
-	}
-	raw, err := c.encodeRaw(doc)
-	if err != nil {
-		return err
 	}
 	// Most updates leave most index keys alone (a balance change touches no index): only the
 	// indexes whose keys changed are checked and rewritten, and the keys of indexes on fields
@@ -203,31 +232,9 @@ func (tx *Tx) rollback() {
 	tx.undo = nil
 }
 
-// prepare encodes doc and computes its index keys, checking unique indexes against every
-// other document (self is the record being replaced, if any).
-func (c *Collection) prepare(doc bson.D, self RecordID) ([]byte, [][]ikey, error) {
-	raw, keys, err := c.encode(doc)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := c.checkUniques(keys, self, nil); err != nil {
-		return nil, nil, err
-	}
-	return raw, keys, nil
-}
-
-// encode serializes doc and computes its index keys.
-func (c *Collection) encode(doc bson.D) ([]byte, [][]ikey, error) {
-	raw, err := c.encodeRaw(doc)
-	if err != nil {
-		return nil, nil, err
-	}
-	// Index what will be read back, not the caller's (possibly aliased, loosely typed) values.
-	keys, err := c.keysOfRaw(raw)
-	if err != nil {
-		return nil, nil, err
-	}
-	return raw, keys, nil
+// hasIDFirst reports an encoded document whose first field is _id.
+func hasIDFirst(raw []byte) bool {
+	return len(raw) > 9 && string(raw[5:9]) == "_id\x00"
 }
 
 // checkUniques enforces the unique indexes, skipping those whose keys are unchanged (skip[i]).
