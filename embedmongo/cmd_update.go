@@ -44,18 +44,10 @@ func cmdUpdate(c *cmdCtx) (bson.D, error) {
 	var n, nModified int
 	upserted := bson.A{}
 	var errs []writeError
-	for i, v := range stmts {
-		stmt, ok := v.(bson.D)
-		if !ok {
-			return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'update.updates.%d' is the wrong type, expected type 'object'", i)
-		}
-		res, err := c.runUpdateStmt(name, stmt, vars)
+	record := func(i int, res updateResult, err error) (stop bool) {
 		if err != nil {
 			errs = append(errs, writeError{index: i, err: mongoerr.As(err)})
-			if ordered {
-				break
-			}
-			continue
+			return ordered
 		}
 		n += res.matched
 		nModified += res.modified
@@ -63,6 +55,37 @@ func cmdUpdate(c *cmdCtx) (bson.D, error) {
 			n++
 			upserted = append(upserted, bson.D{{Key: "index", Value: int32(i)}, {Key: "_id", Value: res.upsertedID}})
 		}
+		return false
+	}
+	// Consecutive statements on one collection are applied as one write (updateRun): one hold
+	// of the collection's lock and one log record for many statements, rather than one each.
+	run := &updateRun{}
+	stopped := false
+	for i, v := range stmts {
+		stmt, ok := v.(bson.D)
+		if !ok {
+			return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'update.updates.%d' is the wrong type, expected type 'object'", i)
+		}
+		spec, coll, err := c.prepareUpdateStmt(name, stmt, vars)
+		if err == nil && coll != nil && run.joins(coll) {
+			run.add(i, spec)
+			continue
+		}
+		stopped = run.flush(c, record)
+		run = &updateRun{coll: coll}
+		if stopped {
+			break
+		}
+		if err != nil || coll == nil {
+			if stopped = record(i, updateResult{}, err); stopped {
+				break
+			}
+			continue
+		}
+		run.add(i, spec)
+	}
+	if !stopped {
+		run.flush(c, record)
 	}
 	r := bson.D{{Key: "n", Value: int32(n)}, {Key: "nModified", Value: int32(nModified)}}
 	if len(upserted) > 0 {
@@ -74,18 +97,84 @@ func cmdUpdate(c *cmdCtx) (bson.D, error) {
 	return r, nil
 }
 
-func (c *cmdCtx) runUpdateStmt(name string, stmt bson.D, vars expr.Vars) (updateResult, error) {
-	var res updateResult
+// maxRunLength bounds the statements applied under one hold of a collection's lock, so that
+// a large command does not keep other commands off the collection for long.
+const maxRunLength = 64
+
+// updateRun is a run of consecutive update statements on one collection, applied together in
+// one collection write. Each statement is still its own atomic unit, as in mongod: a failing
+// statement keeps what the others did. Applying them together only changes what another
+// command can see in between, which mongod never promised.
+type updateRun struct {
+	coll  *storage.Collection
+	index []int
+	specs []*updateSpec
+}
+
+func (r *updateRun) joins(coll *storage.Collection) bool {
+	return r.coll == coll && len(r.specs) < maxRunLength
+}
+
+func (r *updateRun) add(i int, spec *updateSpec) {
+	r.index = append(r.index, i)
+	r.specs = append(r.specs, spec)
+}
+
+// flush applies the run and reports each statement's outcome to record; it reports whether
+// the command stops here.
+func (r *updateRun) flush(c *cmdCtx, record func(int, updateResult, error) bool) bool {
+	if len(r.specs) == 0 {
+		return false
+	}
+	results := make([]updateResult, 0, len(r.specs))
+	var failed error
+	err := c.writeDeferred(r.coll, func(tx *storage.Tx) error {
+		for _, spec := range r.specs {
+			res, err := applyUpdate(tx, spec)
+			if err != nil {
+				failed = err
+				break
+			}
+			results = append(results, res)
+		}
+		return nil
+	})
+	if err != nil { // the write failed as a whole: none of its statements happened
+		for _, i := range r.index {
+			if record(i, updateResult{}, err) {
+				return true
+			}
+		}
+		return false
+	}
+	for k, res := range results {
+		record(r.index[k], res, nil)
+	}
+	if failed == nil {
+		return false
+	}
+	k := len(results)
+	if record(r.index[k], updateResult{}, failed) {
+		return true
+	}
+	// Unordered: the statements after the failed one go on, in a run of their own.
+	rest := &updateRun{coll: r.coll, index: r.index[k+1:], specs: r.specs[k+1:]}
+	return rest.flush(c, record)
+}
+
+// prepareUpdateStmt parses and compiles one statement; coll is nil when there is nothing to
+// update (no such collection: the statement was still checked).
+func (c *cmdCtx) prepareUpdateStmt(name string, stmt bson.D, vars expr.Vars) (*updateSpec, *storage.Collection, error) {
 	get := func(k string) any { v, _ := lookup(stmt, k); return v }
 	filter, _ := get("q").(bson.D)
 	if v, ok := lookup(stmt, "q"); ok && v != nil {
 		if _, isDoc := v.(bson.D); !isDoc {
-			return res, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'update.updates.q' is the wrong type '%s', expected type 'object'", typeName(v))
+			return nil, nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'update.updates.q' is the wrong type '%s', expected type 'object'", typeName(v))
 		}
 	}
 	u, hasU := lookup(stmt, "u")
 	if !hasU {
-		return res, mongoerr.New(40414, "BSON field 'update.updates.u' is missing but a required field")
+		return nil, nil, mongoerr.New(40414, "BSON field 'update.updates.u' is missing but a required field")
 	}
 	multi := truthy(get("multi"))
 	upsert := truthy(get("upsert"))
@@ -96,7 +185,7 @@ func (c *cmdCtx) runUpdateStmt(name string, stmt bson.D, vars expr.Vars) (update
 		}
 		extra, err := c.vars(c2)
 		if err != nil {
-			return res, err
+			return nil, nil, err
 		}
 		for k, v := range extra {
 			merged[k] = v
@@ -105,54 +194,49 @@ func (c *cmdCtx) runUpdateStmt(name string, stmt bson.D, vars expr.Vars) (update
 	}
 	arrayFilters, err := arrayFiltersArg(get("arrayFilters"))
 	if err != nil {
-		return res, err
+		return nil, nil, err
 	}
 	mod, err := compileModifier(u, arrayFilters, vars)
 	if err != nil {
-		return res, err
+		return nil, nil, err
 	}
 	if multi && mod.isReplacement() {
-		return res, mongoerr.New(mongoerr.FailedToParse, "multi update is not supported for replacement-style update")
+		return nil, nil, mongoerr.New(mongoerr.FailedToParse, "multi update is not supported for replacement-style update")
 	}
 	var coll *storage.Collection
 	if upsert {
 		if coll, err = c.srv.store.CollectionOrCreate(c.db, name); err != nil {
-			return res, err
+			return nil, nil, err
 		}
 	} else if coll = c.srv.store.Collection(c.db, name); coll == nil {
 		// Nothing to update, but the statement must still be valid.
 		if _, err := operationCollation(get("collation"), nil); err != nil {
-			return res, err
+			return nil, nil, err
 		}
 		_, err := query.Compile(filter, query.Options{Vars: vars})
-		return res, err
+		return nil, nil, err
 	}
 	opts := collOptions(coll)
 	if isView(opts) {
-		return res, errOnView(c.db, name)
+		return nil, nil, errOnView(c.db, name)
 	}
 	collator, err := operationCollation(get("collation"), opts)
 	if err != nil {
-		return res, err
+		return nil, nil, err
 	}
 	m, err := query.Compile(filter, query.Options{Vars: vars, Collation: collator})
 	if err != nil {
-		return res, err
+		return nil, nil, err
 	}
 	val, err := c.validatorFor(opts, vars)
 	if err != nil {
-		return res, err
+		return nil, nil, err
+	}
+	if err := checkHintValue(get("hint"), coll); err != nil {
+		return nil, nil, err
 	}
 	spec := &updateSpec{filter: filter, matcher: m, mod: mod, multi: multi, upsert: upsert, collation: collator, validator: val}
-	if err := checkHintValue(get("hint"), coll); err != nil {
-		return res, err
-	}
-	err = c.writeDeferred(coll, func(tx *storage.Tx) error {
-		var err error
-		res, err = applyUpdate(tx, spec)
-		return err
-	})
-	return res, err
+	return spec, coll, nil
 }
 
 func arrayFiltersArg(v any) ([]bson.D, error) {

@@ -26,8 +26,8 @@ type cmdCtx struct {
 	waits []func() error
 }
 
-// writeDeferred runs one statement's write on coll; the command's reply waits for it to be
-// durable (syncWrites), not the next statement.
+// writeDeferred runs a write on coll (one statement's, or a run of statements'); the command's
+// reply waits for it to be durable (syncWrites), not the next write.
 func (c *cmdCtx) writeDeferred(coll *storage.Collection, fn func(tx *storage.Tx) error) error {
 	wait, err := coll.WriteDeferred(fn)
 	c.waits = append(c.waits, wait)
