@@ -3,7 +3,7 @@ package storage
 import (
 	"encoding/binary"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/google/btree"
@@ -66,7 +66,8 @@ func pivot(key any) entry { return entry{key: key, tag: math.MinInt64, sum: summ
 
 // summary orders keys as compareKeys does, only coarser: by the type bracket of the first
 // value and, for a string, its first seven bytes (zero-padded, which orders as the shorter
-// string first, as byte order does). So summary(a) < summary(b) implies a < b, and a tree
+// string first, as byte order does); for an array, by its first element's bracket and, for
+// a string, first six bytes. So summary(a) < summary(b) implies a < b, and a tree
 // of distinct strings (ids, account numbers) is searched by comparing integers, with the
 // strings themselves, scattered over the heap, loaded only where summaries are equal.
 func summary(key any) uint64 {
@@ -74,13 +75,19 @@ func summary(key any) uint64 {
 		return 0 // the empty prefix sorts first, as compareKeys has it
 	}
 	v := keyAt(key, 0)
-	sum := uint64(bsonkit.CanonicalType(v)+1) << 56 // brackets run from -1 (MinKey) to 127
+	var head [8]byte
+	head[0] = byte(bsonkit.CanonicalType(v) + 1) // brackets run from -1 (MinKey) to 127
 	if str, ok := stringKey(v); ok {
-		var head [8]byte
 		copy(head[1:], str)
-		sum |= binary.BigEndian.Uint64(head[:])
+	} else if a, ok := v.(bson.A); ok && len(a) > 0 {
+		// An array (a multikey index's whole-array entry) orders by its first element's
+		// bracket, then value; the empty array first (0).
+		head[1] = byte(bsonkit.CanonicalType(a[0]) + 2)
+		if str, ok := stringKey(a[0]); ok {
+			copy(head[2:], str)
+		}
 	}
-	return sum
+	return binary.BigEndian.Uint64(head[:])
 }
 
 func (e entry) id() RecordID { return RecordID(e.tag >> 1) }
@@ -260,11 +267,17 @@ func (ix *index) keysOf(doc bson.D) ([]ikey, error) {
 		keys[i] = ikey{key: packKey(vals), whole: wholes[i]}
 	}
 	if len(keys) > 1 {
-		sort.Slice(keys, func(i, j int) bool {
-			if c := compareKeys(keys[i].key, keys[j].key); c != 0 {
-				return c < 0
+		slices.SortFunc(keys, func(a, b ikey) int {
+			if c := compareKeys(a.key, b.key); c != 0 {
+				return c
 			}
-			return !keys[i].whole && keys[j].whole
+			switch {
+			case !a.whole && b.whole:
+				return -1
+			case a.whole && !b.whole:
+				return 1
+			}
+			return 0
 		})
 		out := keys[:1]
 		for _, k := range keys[1:] {

@@ -8,7 +8,8 @@ import (
 )
 
 // The summary may only settle comparisons the full key comparison agrees with: for random keys
-// of many types, strings sharing prefixes, zero bytes and multibyte runes among them, lessEntry
+// of many types, strings sharing prefixes, zero bytes and multibyte runes among them, arrays
+// of them (a multikey index's whole-array entries), lessEntry
 // with summaries orders every pair as the comparison of keys, then tags, does.
 func TestSummaryKeepsTheOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
@@ -20,8 +21,15 @@ func TestSummaryKeepsTheOrder(t *testing.T) {
 		}
 		return s
 	}
-	value := func() any {
-		switch rng.IntN(11) {
+	var value func() any
+	value = func() any {
+		switch rng.IntN(13) {
+		case 9, 10: // arrays order by their elements: empty first, then by the first
+			a := bson.A{}
+			for n := rng.IntN(3); n > 0; n-- {
+				a = append(a, value())
+			}
+			return a
 		case 0:
 			return int32(rng.IntN(5))
 		case 1:
