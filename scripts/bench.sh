@@ -35,6 +35,7 @@ cleanup() {
 	fi
 	if [[ -n "${BENCH_LOGS:-}" ]]; then
 		mkdir -p "$BENCH_LOGS" && cp "$WORK"/*.txt "$WORK"/*.log "$BENCH_LOGS"/ 2>/dev/null || true
+		[[ -n "$PGWORK" ]] && cp "$PGWORK/server.log" "$BENCH_LOGS/pg-server.log" 2>/dev/null || true
 	fi
 	[[ -n "$PGWORK" ]] && rm -rf "$PGWORK"
 	rm -rf "$WORK"
@@ -90,8 +91,17 @@ PORT=55432
 while (: >"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; do PORT=$((PORT + 1)); done
 runuser -u postgres -- "$PGBIN/initdb" -D "$PGWORK/data" -U postgres -A trust --no-instructions >"$WORK/pg-initdb.log"
 # Debian's defaults otherwise (fsync, synchronous_commit and full_page_writes on).
-runuser -u postgres -- "$PGCTL" -D "$PGWORK/data" -l "$PGWORK/server.log" -w start \
-	-o "-c listen_addresses=127.0.0.1 -p $PORT -k $PGWORK -c max_connections=100" >/dev/null
+pgstart() {
+	runuser -u postgres -- "$PGCTL" -D "$PGWORK/data" -l "$PGWORK/server.log" -w start \
+		-o "-c listen_addresses=127.0.0.1 -p $PORT -k $PGWORK -c max_connections=100" >/dev/null
+}
+# It failed to start once, right after a previous run's server had stopped: say why, try again.
+if ! pgstart; then
+	echo "bench.sh: PostgreSQL did not start; the end of its log:" >&2
+	tail -n 20 "$PGWORK/server.log" >&2 || true
+	sleep 5
+	pgstart
+fi
 PG=(-h 127.0.0.1 -p "$PORT" -U postgres)
 "$PGBIN/psql" "${PG[@]}" -qAt -c "SHOW server_version" -c "SHOW fsync" -c "SHOW synchronous_commit" |
 	paste -sd' ' | sed 's/^/postgres: version, fsync, synchronous_commit = /' | tee -a "$WORK/conditions.txt"
