@@ -19,7 +19,7 @@ type store interface {
 	// when it does not exist (Lease.Created); ErrHeld when it exists, leased.
 	acquireOrInsert(ctx context.Context, key, owner string, d time.Duration, fields bson.D) (*Lease, error)
 	// acquireMany takes free leases in one command (Locker.AcquireMany).
-	acquireMany(ctx context.Context, keys []string, owner string, d time.Duration, also map[string]bson.D) map[string]*Lease
+	acquireMany(ctx context.Context, keys []string, owner string, d time.Duration, also bson.D) map[string]*Lease
 	// insertMany inserts new leased documents in one round trip (Locker.InsertMany).
 	insertMany(ctx context.Context, keys []string, owner string, d time.Duration, fields []bson.D) ([]*Lease, []error)
 	renew(ctx context.Context, l *Lease) error

@@ -103,17 +103,17 @@ func isDuplicateKey(code int) bool { return code == 11000 || code == 11001 || co
 // AcquireMany takes, without waiting, the leases of those of keys' documents that are free
 // right now: a key held here or elsewhere, or without a document, is left out of the map.
 //
-// Each document is taken by the same conditional update as Acquire's findOneAndUpdate (the
-// filter admitting only a free or expired lease by the database clock, the update writing
-// owner, the database's time, duration and token + 1, as operators: LeaseOps), sent as
-// statements of one update command instead of one round trip each. The update also writes a
-// fresh acquisition id, by which one read then returns exactly the documents this command
-// leased, with their tokens: two round trips for any number of leases, which is what lets a
-// batch of transfers lease its accounts cheaply.
+// The documents are taken by one update of all of them (multi): per document the same
+// conditional update as Acquire's findOneAndUpdate (the filter admitting only a free or
+// expired lease by the database clock, the update writing owner, the database's time,
+// duration and token + 1, as operators: LeaseOps), each document atomically on its own. The
+// update also writes a fresh acquisition id, by which one read then returns exactly the
+// documents this command leased, with their tokens: two round trips and one statement for any
+// number of leases, which is what lets a batch of transfers lease its accounts cheaply.
 //
-// also[key], if present, holds more update operators, on fields other than the lease's, for
-// that document: applied in the same write as its lease, so only if the lease is taken.
-func (l *Locker) AcquireMany(ctx context.Context, keys []string, also map[string]bson.D) map[string]*Lease {
+// also, if not empty, holds more update operators, on fields other than the lease's, for
+// every document: applied in the same write as its lease, so only where the lease is taken.
+func (l *Locker) AcquireMany(ctx context.Context, keys []string, also bson.D) map[string]*Lease {
 	var mine []string
 	for _, k := range keys {
 		if l.q.tryEnter(k) {
@@ -135,22 +135,18 @@ func (l *Locker) AcquireMany(ctx context.Context, keys []string, also map[string
 	return got
 }
 
-func (s *mongoStore) acquireMany(ctx context.Context, keys []string, owner string, d time.Duration, also map[string]bson.D) map[string]*Lease {
+func (s *mongoStore) acquireMany(ctx context.Context, keys []string, owner string, d time.Duration, also bson.D) map[string]*Lease {
 	id := uuid.NewString()
-	ops := LeaseOps(owner, d, id)
-	stmts := make([]bulk.Update, len(keys))
-	for i, k := range keys {
-		u := ops
-		if len(also[k]) > 0 {
-			u = append(slices.Clip(ops), also[k]...)
-		}
-		stmts[i] = bulk.Update{Filter: append(bson.D{{Key: "_id", Value: k}}, Available()...), U: u}
+	u := LeaseOps(owner, d, id)
+	if len(also) > 0 {
+		u = append(slices.Clip(u), also...)
 	}
+	filter := append(bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}}, Available()...)
 	start := s.localNow()
 	got := map[string]*Lease{}
 	// Even when the command fails (its outcome unknown), the read finds whatever it leased.
-	res, err := bulk.UpdateMany(ctx, s.coll, stmts)
-	if err == nil && res.Matched == 0 {
+	res, err := s.coll.UpdateMany(ctx, filter, u)
+	if err == nil && res.MatchedCount == 0 {
 		return got
 	}
 	// All in the first reply: a server's default first batch (101 documents) would cost a

@@ -146,9 +146,9 @@ func TestAcquireManyNeverTwoHolders(t *testing.T) {
 	}
 }
 
-// TestAcquireManyAlsoOnlyWithTheLease: the extra operators of a key are
-// applied in the write that leases its document, and not at all to a
-// document held elsewhere; a lease taken again keeps counting its token up.
+// TestAcquireManyAlsoOnlyWithTheLease: the extra operators are applied in
+// the write that leases each document, and not at all to a document held
+// elsewhere; a lease taken again keeps counting its token up.
 func TestAcquireManyAlsoOnlyWithTheLease(t *testing.T) {
 	coll, newLocker := setup(t)
 	ctx := context.Background()
@@ -162,18 +162,18 @@ func TestAcquireManyAlsoOnlyWithTheLease(t *testing.T) {
 	if _, err := b.Acquire(ctx, "held"); err != nil {
 		t.Fatal(err)
 	}
-	pull := bson.D{{Key: "$pull", Value: bson.D{{Key: "tags", Value: "x"}}}}
-	got := a.AcquireMany(ctx, []string{"held", "free"}, map[string]bson.D{"held": {{Key: "$set", Value: bson.D{{Key: "touched", Value: true}}}}, "free": pull})
+	also := bson.D{{Key: "$pull", Value: bson.D{{Key: "tags", Value: "x"}}}, {Key: "$set", Value: bson.D{{Key: "touched", Value: true}}}}
+	got := a.AcquireMany(ctx, []string{"held", "free"}, also)
 	if got["free"] == nil || got["held"] != nil {
 		t.Fatalf("leased %v, want only free", got)
 	}
 	var free, held bson.M
 	_ = coll.FindOne(ctx, bson.D{{Key: "_id", Value: "free"}}).Decode(&free)
 	_ = coll.FindOne(ctx, bson.D{{Key: "_id", Value: "held"}}).Decode(&held)
-	if tags, _ := free["tags"].(bson.A); !slices.Equal(tags, bson.A{"y"}) {
-		t.Errorf("free's tags %v: the $pull did not come with its lease", free["tags"])
+	if tags, _ := free["tags"].(bson.A); !slices.Equal(tags, bson.A{"y"}) || free["touched"] != true {
+		t.Errorf("free is %v: the $pull and $set did not come with its lease", free)
 	}
-	if _, ok := held["touched"]; ok {
+	if tags, _ := held["tags"].(bson.A); !slices.Equal(tags, bson.A{"x", "y"}) || held["touched"] != nil {
 		t.Errorf("held elsewhere, yet written: %v", held)
 	}
 	if err := a.Release(ctx, got["free"]); err != nil {

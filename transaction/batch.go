@@ -189,22 +189,28 @@ func (s *Service) leaseAccounts(ctx context.Context, items []*batchItem) map[str
 // to remove; past it a batch removes its own at once.
 const maxStale = 100_000
 
-// stalePulls are the $pull operators that remove, in the same write as
-// their leases, the keys' markers of transfers completed here, and how many
-// of each key's markers they name. Nothing reads a terminal transfer's
-// markers, so they can wait for the account's next lease instead of costing
-// a write of their own.
-func (s *Service) stalePulls(keys []string) (map[string]bson.D, map[string]int) {
+// stalePulls is the $pull operator that removes, in the same write as their
+// leases, the keys' markers of transfers completed here, and how many of
+// each key's markers it names. Nothing reads a terminal transfer's markers,
+// so they can wait for the account's next lease instead of costing a write
+// of their own. One operator names them all, for every key: a transfer's
+// marker is only ever on its own two accounts, so pulling it from another
+// removes nothing.
+func (s *Service) stalePulls(keys []string) (bson.D, map[string]int) {
 	s.staleMu.Lock()
 	defer s.staleMu.Unlock()
-	also, sent := map[string]bson.D{}, map[string]int{}
+	var ids []string
+	sent := map[string]int{}
 	for _, k := range keys {
-		if ids := s.stale[k]; len(ids) > 0 {
-			also[k] = bson.D{{Key: "$pull", Value: bson.D{{Key: markers, Value: bson.D{{Key: "$in", Value: slices.Clone(ids)}}}}}}
-			sent[k] = len(ids)
+		if stale := s.stale[k]; len(stale) > 0 {
+			ids = append(ids, stale...)
+			sent[k] = len(stale)
 		}
 	}
-	return also, sent
+	if len(ids) == 0 {
+		return nil, sent
+	}
+	return bson.D{{Key: "$pull", Value: bson.D{{Key: markers, Value: bson.D{{Key: "$in", Value: ids}}}}}}, sent
 }
 
 // stalePulled forgets the markers the leases taken have removed. Only

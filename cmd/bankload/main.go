@@ -32,6 +32,7 @@ type options struct {
 	embedded   bool
 	json       bool
 	cpuProfile string
+	memProfile string
 }
 
 // parseFlags turns the command line into options; getenv supplies the
@@ -58,6 +59,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "timeout of one HTTP request")
 	fs.BoolVar(&o.json, "json", false, "print only the final JSON line")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (with -embedded: bankd and the engine too) to `file`")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile (allocations included) of this process to `file` at the end")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -115,6 +117,9 @@ func run(args []string) int {
 		}
 		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 	}
+	if o.memProfile != "" {
+		defer writeHeapProfile(o.memProfile)
+	}
 	if o.embedded {
 		app.TuneGC() // as cmd/bankd does: this process is bankd too
 		logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -147,4 +152,17 @@ func run(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+func writeHeapProfile(path string) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.WriteHeapProfile(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bankload: -memprofile:", err)
+	}
 }

@@ -173,3 +173,14 @@ func canonical(v any) int {
 // CanonicalType exposes the comparison bracket of v: values of different brackets compare by
 // bracket, which is also how query operators like $gt restrict themselves to one type bracket.
 func CanonicalType(v any) int { return canonical(v) }
+
+// StringContent is the content of a string or symbol, which compare as one type.
+func StringContent(v any) (string, bool) {
+	switch s := v.(type) {
+	case string:
+		return s, true
+	case bson.Symbol:
+		return string(s), true
+	}
+	return "", false
+}

@@ -85,10 +85,41 @@ func isNaN(v any) bool {
 type inLeaf struct {
 	vals    []any
 	regexes []*regexLeaf
+	// strs holds the listed strings and symbols by content, others the other values: under
+	// the simple collation a string is looked up rather than compared with each value, as a
+	// batch's {_id: {$in: [...]}} over its documents would otherwise be quadratic.
+	strs   map[string]bool
+	others []any
+}
+
+// minInSet is the list length from which $in looks strings up in a set.
+const minInSet = 8
+
+func newInLeaf(vals []any, regexes []*regexLeaf) *inLeaf {
+	l := &inLeaf{vals: vals, regexes: regexes}
+	if len(vals) >= minInSet {
+		l.strs = map[string]bool{}
+		for _, x := range vals {
+			if s, ok := bsonkit.StringContent(x); ok {
+				l.strs[s] = true
+			} else {
+				l.others = append(l.others, x)
+			}
+		}
+	}
+	return l
 }
 
 func (l *inLeaf) matchValue(v any, c *matchCtx) bool {
-	for _, x := range l.vals {
+	vals := l.vals
+	if l.strs != nil && c.sc == nil {
+		// A string equals only a string or symbol of the same content.
+		if s, ok := bsonkit.StringContent(v); ok && l.strs[s] {
+			return true
+		}
+		vals = l.others
+	}
+	for _, x := range vals {
 		if compareMatch(opEQ, v, x, c.sc) {
 			return true
 		}

@@ -326,22 +326,23 @@ func parseIn(name string, v any) (*inLeaf, error) {
 	if !ok {
 		return nil, badValue("%s needs an array", name)
 	}
-	l := &inLeaf{}
+	var vals []any
+	var regexes []*regexLeaf
 	for _, x := range arr {
 		if re, ok := x.(bson.Regex); ok {
 			r, err := newRegexLeaf(re.Pattern, re.Options)
 			if err != nil {
 				return nil, err
 			}
-			l.regexes = append(l.regexes, r)
+			regexes = append(regexes, r)
 			continue
 		}
 		if _, isOp := isOperatorDoc(x); isOp {
 			return nil, badValue("cannot nest $ under %s", name)
 		}
-		l.vals = append(l.vals, normalize(x))
+		vals = append(vals, normalize(x))
 	}
-	return l, nil
+	return newInLeaf(vals, regexes), nil
 }
 
 func parseSize(v any) (int64, error) {

@@ -30,17 +30,6 @@ type index struct {
 	byString map[string]RecordID
 }
 
-// stringKey is the content of a string or symbol key value.
-func stringKey(v any) (string, bool) {
-	switch s := v.(type) {
-	case string:
-		return s, true
-	case bson.Symbol:
-		return string(s), true
-	}
-	return "", false
-}
-
 // entry is one index entry. key is the single field's value, or a compoundKey: a separate
 // slice only for compound indexes keeps a million-document index small. tag packs the record
 // id with a "whole" bit (id<<1 | whole), which marks an entry for an entire array value (added
@@ -77,13 +66,13 @@ func summary(key any) uint64 {
 	v := keyAt(key, 0)
 	var head [8]byte
 	head[0] = byte(bsonkit.CanonicalType(v) + 1) // brackets run from -1 (MinKey) to 127
-	if str, ok := stringKey(v); ok {
+	if str, ok := bsonkit.StringContent(v); ok {
 		copy(head[1:], str)
 	} else if a, ok := v.(bson.A); ok && len(a) > 0 {
 		// An array (a multikey index's whole-array entry) orders by its first element's
 		// bracket, then value; the empty array first (0).
 		head[1] = byte(bsonkit.CanonicalType(a[0]) + 2)
-		if str, ok := stringKey(a[0]); ok {
+		if str, ok := bsonkit.StringContent(a[0]); ok {
 			copy(head[2:], str)
 		}
 	}
@@ -198,7 +187,7 @@ func (ix *index) stringEntry(k ikey) (string, bool) {
 	if ix.byString == nil || k.whole {
 		return "", false
 	}
-	return stringKey(k.key)
+	return bsonkit.StringContent(k.key)
 }
 
 // keyVal is one value a path yields; missing values index as null.

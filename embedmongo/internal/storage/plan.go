@@ -161,7 +161,7 @@ func (c *Collection) candidates(filter bson.D) ([]RecordID, bool) {
 // lookupEq appends the ids of entries whose first key value equals v.
 func (ix *index) lookupEq(v any, ids []RecordID) []RecordID {
 	if ix.byString != nil {
-		if s, ok := stringKey(v); ok {
+		if s, ok := bsonkit.StringContent(v); ok {
 			if id, found := ix.byString[s]; found {
 				ids = append(ids, id)
 			}
