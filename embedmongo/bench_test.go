@@ -219,3 +219,42 @@ func TestMemoryForOneMillionAccounts(t *testing.T) {
 		t.Errorf("heap %d MiB, want < 1024 MiB", heap>>20)
 	}
 }
+
+// BenchmarkLeaseCommand is bankd's per-account lease write as one update command of 64
+// conditional statements (filter: the _id and a free or expired lease by the database clock;
+// update: owner, time, duration, token + 1), on a durable collection of 10,000 accounts. ns/op
+// is per statement.
+func BenchmarkLeaseCommand(b *testing.B) {
+	_, client := startEngine(b, Options{Dir: b.TempDir()})
+	coll := client.Database("bench").Collection("accounts")
+	seedAccounts(b, coll, 10_000)
+	ctx := context.Background()
+	const perCommand = 64
+	free := bson.D{{Key: "$or", Value: bson.A{
+		bson.D{{Key: "lockOwner", Value: nil}},
+		bson.D{{Key: "$expr", Value: bson.D{{Key: "$lte", Value: bson.A{
+			bson.D{{Key: "$add", Value: bson.A{"$lockTimestamp", "$lockDuration"}}}, "$$NOW"}}}}},
+	}}}
+	b.ResetTimer()
+	for done := 0; done < b.N; done += perCommand {
+		stmts := bson.A{}
+		for i := done; i < done+perCommand; i++ {
+			stmts = append(stmts, bson.D{
+				{Key: "q", Value: append(bson.D{{Key: "_id", Value: fmt.Sprintf("acct-%08d", (i*7919)%10_000)}}, free...)},
+				{Key: "u", Value: bson.D{
+					// lockOwner stays null, so that the next round can take it again.
+					{Key: "$set", Value: bson.D{{Key: "lockOwner", Value: nil}, {Key: "lockDuration", Value: int64(30_000)}}},
+					{Key: "$currentDate", Value: bson.D{{Key: "lockTimestamp", Value: true}}},
+					{Key: "$inc", Value: bson.D{{Key: "fencingToken", Value: int64(1)}}},
+				}},
+			})
+		}
+		var reply struct {
+			N int `bson:"n"`
+		}
+		if err := client.Database("bench").RunCommand(ctx, bson.D{{Key: "update", Value: "accounts"}, {Key: "updates", Value: stmts}}).Decode(&reply); err != nil || reply.N != perCommand {
+			b.Fatalf("leased %d of %d: %v", reply.N, perCommand, err)
+		}
+	}
+	reportRate(b)
+}

@@ -262,3 +262,47 @@ func TestIOFailureIsNeverAcknowledged(t *testing.T) {
 		})
 	}
 }
+
+// One write that touches documents out of order and some several times (insert then replace
+// twice, replace then delete, insert then delete), as a run of update statements does, leaves
+// each document's last version after a reopen.
+func TestWriteLogsEachDocumentsLastVersion(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir})
+	require.NoError(t, err)
+	c := mustColl(t, s, "docs")
+	rids := insertAll(t, c, doc(1, "v", int32(0)), doc(2, "v", int32(0)), doc(3, "v", int32(0)))
+	require.NoError(t, c.Write(func(tx *Tx) error {
+		for _, step := range []func() error{
+			func() error { return tx.Replace(rids[2], doc(3, "v", int32(1))) },
+			func() error { _, err := tx.Insert(doc(4, "v", int32(1))); return err },
+			func() error { return tx.Replace(rids[0], doc(1, "v", int32(1))) },
+			func() error { return tx.Replace(rids[2], doc(3, "v", int32(2))) },
+			func() error { return tx.Delete(rids[1]) },
+			func() error { _, err := tx.Insert(doc(5, "v", int32(1))); return err },
+			func() error { return tx.Replace(rids[0], doc(1, "v", int32(2))) },
+		} {
+			if err := step(); err != nil {
+				return err
+			}
+		}
+		found, err := tx.Find(key("_id", int32(5)), all)
+		if err != nil || len(found) != 1 {
+			return fmt.Errorf("find 5: %v, %v", found, err)
+		}
+		return tx.Delete(found[0].ID)
+	}))
+	want, err := c.Find(nil, all)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	s, err = Open(Options{Dir: dir})
+	require.NoError(t, err)
+	defer s.Close()
+	got, err := s.Collection("db", "docs").Find(nil, all)
+	require.NoError(t, err)
+	require.Equal(t, []any{int32(1), int32(3), int32(4)}, ids(got))
+	require.Equal(t, want, got)
+	require.Equal(t, doc(1, "v", int32(2)), got[0].Doc)
+	require.Equal(t, doc(3, "v", int32(2)), got[1].Doc)
+}
