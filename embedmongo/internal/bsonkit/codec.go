@@ -35,7 +35,7 @@ func decodeDoc(b []byte) (bson.D, error) {
 		return nil, errCorrupt
 	}
 	body := b[4 : size-1]
-	d := make(bson.D, 0, 8)
+	d := make(bson.D, 0, countElements(body))
 	for len(body) > 0 {
 		t := body[0]
 		key, n, err := fieldName(body[1:])
@@ -62,7 +62,7 @@ func decodeArray(b []byte) (bson.A, error) {
 		return nil, errCorrupt
 	}
 	body := b[4 : size-1]
-	a := bson.A{}
+	a := make(bson.A, 0, countElements(body))
 	for len(body) > 0 {
 		t := body[0]
 		n, err := cstringLen(body[1:])
@@ -87,6 +87,27 @@ func cstring(b []byte) (string, int, error) {
 		}
 	}
 	return "", 0, errCorrupt
+}
+
+// countElements counts the elements of a document's or array's body, to size its decoded
+// form at once: most are small (an operator and its argument), and growing from a guess
+// allocated several times or too much. A malformed body counts what it can; decoding then
+// reports the error.
+func countElements(body []byte) int {
+	n := 0
+	for len(body) > 0 {
+		k, err := cstringLen(body[1:])
+		if err != nil {
+			return n
+		}
+		used, err := valueLen(body[0], body[1+k:])
+		if err != nil {
+			return n
+		}
+		body = body[1+k+used:]
+		n++
+	}
+	return n
 }
 
 // cstringLen is the length of the NUL-terminated string at the start of b, NUL included.
