@@ -306,9 +306,68 @@ func decodeValue(t byte, b []byte) (any, int, error) {
 	return nil, 0, fmt.Errorf("bsonkit: unknown BSON type 0x%02x", t)
 }
 
-// Encode serializes a document to BSON bytes.
+// Encode serializes a document to BSON bytes, in a buffer of the right size: an encoding is
+// often stored as it is, and growing one by doubling left up to half of it unused.
 func Encode(d bson.D) ([]byte, error) {
-	return AppendDoc(make([]byte, 0, 256), d)
+	return AppendDoc(make([]byte, 0, docSize(d)), d)
+}
+
+// docSize is the encoded size of d, exact for the values Encode knows itself; it only sizes
+// the buffer (one encoded by the driver grows it).
+func docSize(d bson.D) int {
+	n := 5
+	for _, e := range d {
+		n += 2 + len(e.Key) + valueSize(e.Value)
+	}
+	return n
+}
+
+func valueSize(v any) int {
+	switch x := v.(type) {
+	case float64, bson.DateTime, int64, bson.Timestamp:
+		return 8
+	case string:
+		return 5 + len(x)
+	case bson.Symbol:
+		return 5 + len(x)
+	case bson.JavaScript:
+		return 5 + len(x)
+	case bson.D:
+		return docSize(x)
+	case bson.A:
+		n := 5
+		for i, e := range x {
+			n += 2 + indexLen(i) + valueSize(e)
+		}
+		return n
+	case bson.Binary:
+		if x.Subtype == 0x02 {
+			return 9 + len(x.Data)
+		}
+		return 5 + len(x.Data)
+	case bson.ObjectID:
+		return 12
+	case bool:
+		return 1
+	case int32:
+		return 4
+	case bson.Decimal128:
+		return 16
+	case bson.Regex:
+		return len(x.Pattern) + len(x.Options) + 2
+	case bson.DBPointer:
+		return 17 + len(x.DB)
+	}
+	return 0
+}
+
+// indexLen is the length of array index i written as a key.
+func indexLen(i int) int {
+	n := 1
+	for ; i >= 10; i /= 10 {
+		n++
+	}
+	return n
 }
 
 // AppendDoc appends the BSON encoding of d to dst.

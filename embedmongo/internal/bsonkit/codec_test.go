@@ -152,3 +152,27 @@ func BenchmarkDecodeAccount(b *testing.B) {
 		}
 	}
 }
+
+// Encode sizes its buffer exactly for the values it encodes itself.
+func TestEncodeSizesExactly(t *testing.T) {
+	for i, d := range sampleDocs() {
+		raw, err := Encode(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if docSize(d) < len(raw) && cap(raw) != len(raw) {
+			continue // a value the driver encodes: the size was a floor
+		}
+		if cap(raw) != len(raw) {
+			t.Errorf("sample %d: %d bytes in a buffer of %d", i, len(raw), cap(raw))
+		}
+	}
+	long := bson.A{}
+	for i := range 150 {
+		long = append(long, int32(i))
+	}
+	raw, _ := Encode(bson.D{{Key: "a", Value: long}, {Key: "re", Value: bson.Regex{Pattern: "x", Options: "im"}}})
+	if cap(raw) != len(raw) {
+		t.Errorf("150-element array: %d bytes in a buffer of %d", len(raw), cap(raw))
+	}
+}
