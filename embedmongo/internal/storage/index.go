@@ -31,27 +31,18 @@ type index struct {
 }
 
 // entry is one index entry. key is the single field's value, or a compoundKey: a separate
-// slice only for compound indexes keeps a million-document index small. tag packs the record
-// id with a "whole" bit (id<<1 | whole), which marks an entry for an entire array value (added
-// so an equality on the whole array finds its documents); mongod has no such key, so unique
-// indexes ignore these entries.
-// sum is the key's summary, which settles most comparisons without loading the key.
+// slice only for compound indexes keeps a million-document index small. sum is the key's
+// summary, which settles most comparisons without loading the key.
 type entry struct {
 	key any
-	tag int64
+	id  RecordID
 	sum uint64
 }
 
-func newEntry(key any, id RecordID, whole bool) entry {
-	tag := int64(id) << 1
-	if whole {
-		tag |= 1
-	}
-	return entry{key: key, tag: tag, sum: summary(key)}
-}
+func newEntry(key any, id RecordID) entry { return entry{key: key, id: id, sum: summary(key)} }
 
 // pivot is the first possible entry with key, to start lookups from.
-func pivot(key any) entry { return entry{key: key, tag: math.MinInt64, sum: summary(key)} }
+func pivot(key any) entry { return entry{key: key, id: math.MinInt64, sum: summary(key)} }
 
 // summary orders keys as compareKeys does, only coarser: by the type bracket of the first
 // value and, for a string, its first seven bytes (zero-padded, which orders as the shorter
@@ -69,8 +60,8 @@ func summary(key any) uint64 {
 	if str, ok := bsonkit.StringContent(v); ok {
 		copy(head[1:], str)
 	} else if a, ok := v.(bson.A); ok && len(a) > 0 {
-		// An array (a multikey index's whole-array entry) orders by its first element's
-		// bracket, then value; the empty array first (0).
+		// An array (an element that is itself an array, or an empty array) orders by its
+		// first element's bracket, then value; the empty array first (0).
 		head[1] = byte(bsonkit.CanonicalType(a[0]) + 2)
 		if str, ok := bsonkit.StringContent(a[0]); ok {
 			copy(head[2:], str)
@@ -79,16 +70,13 @@ func summary(key any) uint64 {
 	return binary.BigEndian.Uint64(head[:])
 }
 
-func (e entry) id() RecordID { return RecordID(e.tag >> 1) }
-func (e entry) whole() bool  { return e.tag&1 == 1 }
 
 // compoundKey is the key of a compound index entry, one value per key field.
 type compoundKey []any
 
 // ikey is a document's key before it is paired with its record id.
 type ikey struct {
-	key   any
-	whole bool
+	key any
 }
 
 func keyLen(k any) int {
@@ -137,7 +125,7 @@ func lessEntry(a, b entry) bool {
 	if c := compareKeys(a.key, b.key); c != 0 {
 		return c < 0
 	}
-	return a.tag < b.tag
+	return a.id < b.id
 }
 
 func newIndex(spec IndexSpec) (*index, error) {
@@ -166,7 +154,7 @@ func (ix *index) insert(id RecordID, keys []ikey) {
 		ix.multikey = true
 	}
 	for _, k := range keys {
-		ix.tree.ReplaceOrInsert(newEntry(k.key, id, k.whole))
+		ix.tree.ReplaceOrInsert(newEntry(k.key, id))
 		if s, ok := ix.stringEntry(k); ok {
 			ix.byString[s] = id
 		}
@@ -175,7 +163,7 @@ func (ix *index) insert(id RecordID, keys []ikey) {
 
 func (ix *index) delete(id RecordID, keys []ikey) {
 	for _, k := range keys {
-		ix.tree.Delete(newEntry(k.key, id, k.whole))
+		ix.tree.Delete(newEntry(k.key, id))
 		if s, ok := ix.stringEntry(k); ok && ix.byString[s] == id {
 			delete(ix.byString, s)
 		}
@@ -184,7 +172,7 @@ func (ix *index) delete(id RecordID, keys []ikey) {
 
 // stringEntry reports whether k belongs in byString, and under which string.
 func (ix *index) stringEntry(k ikey) (string, bool) {
-	if ix.byString == nil || k.whole {
+	if ix.byString == nil {
 		return "", false
 	}
 	return bsonkit.StringContent(k.key)
@@ -193,7 +181,6 @@ func (ix *index) stringEntry(k ikey) (string, bool) {
 // keyVal is one value a path yields; missing values index as null.
 type keyVal struct {
 	v       any
-	whole   bool
 	missing bool
 }
 
@@ -235,39 +222,25 @@ func (ix *index) keysOf(doc bson.D) ([]ikey, error) {
 		}
 	}
 	combos := [][]any{make([]any, 0, len(per))}
-	wholes := []bool{false}
 	for _, vals := range per {
 		next := make([][]any, 0, len(combos)*len(vals))
-		nextWhole := make([]bool, 0, cap(next))
-		for i, k := range combos {
+		for _, k := range combos {
 			for _, kv := range vals {
 				v := kv.v
 				if kv.missing {
 					v = nil
 				}
 				next = append(next, append(append(make([]any, 0, len(per)), k...), v))
-				nextWhole = append(nextWhole, wholes[i] || kv.whole)
 			}
 		}
-		combos, wholes = next, nextWhole
+		combos = next
 	}
 	keys := make([]ikey, len(combos))
 	for i, vals := range combos {
-		keys[i] = ikey{key: packKey(vals), whole: wholes[i]}
+		keys[i] = ikey{key: packKey(vals)}
 	}
 	if len(keys) > 1 {
-		slices.SortFunc(keys, func(a, b ikey) int {
-			if c := compareKeys(a.key, b.key); c != 0 {
-				return c
-			}
-			switch {
-			case !a.whole && b.whole:
-				return -1
-			case a.whole && !b.whole:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(keys, func(a, b ikey) int { return compareKeys(a.key, b.key) })
 		out := keys[:1]
 		for _, k := range keys[1:] {
 			if compareKeys(out[len(out)-1].key, k.key) != 0 {
@@ -287,7 +260,7 @@ func lastPart(path string) string {
 }
 
 // collect appends the values path parts[i:] yields under v, traversing arrays as queries do:
-// an array at the end of the path yields its elements and (whole) itself; an array in the
+// an array at the end of the path yields its elements (an empty one itself); an array in the
 // middle yields what its document elements yield, and its element at a numeric component.
 // *arrayAt receives the depth of the first array met.
 func collect(v any, parts []string, i int, out []keyVal, arrayAt *int) []keyVal {
@@ -305,7 +278,7 @@ func collect(v any, parts []string, i int, out []keyVal, arrayAt *int) []keyVal 
 		for _, e := range a {
 			out = append(out, keyVal{v: e})
 		}
-		return append(out, keyVal{v: a, whole: true})
+		return out
 	}
 	switch x := v.(type) {
 	case bson.D:
@@ -345,9 +318,6 @@ func collect(v any, parts []string, i int, out []keyVal, arrayAt *int) []keyVal 
 // checkUnique fails with DuplicateKey when another document (not self) has one of keys.
 func (c *Collection) checkUnique(ix *index, keys []ikey, self RecordID) error {
 	for _, k := range keys {
-		if k.whole {
-			continue
-		}
 		if s, ok := ix.stringEntry(k); ok {
 			if id, found := ix.byString[s]; found && id != self {
 				return c.dupKeyError(ix, k.key)
@@ -359,7 +329,7 @@ func (c *Collection) checkUnique(ix *index, keys []ikey, self RecordID) error {
 			if compareKeys(e.key, k.key) != 0 {
 				return false
 			}
-			if e.id() != self && !e.whole() {
+			if e.id != self {
 				dup = true
 				return false
 			}

@@ -22,7 +22,7 @@ func journalDoc(i int, accts []string) bson.D {
 
 // BenchmarkJournalInsert inserts into a collection of 60,000 transfer-like documents with each
 // of the journal's secondary indexes alone: the multikey (accounts, createdAt, _id) index, whose
-// entries share their account with a dozen others and include a whole-array entry, and the
+// entries share their account with a dozen others, and the
 // (state, createdAt) index, whose entries share their state with most others.
 func BenchmarkJournalInsert(b *testing.B) {
 	accts := make([]string, 10000)

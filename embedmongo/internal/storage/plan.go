@@ -158,8 +158,14 @@ func (c *Collection) candidates(filter bson.D) ([]RecordID, bool) {
 	return slices.Compact(ids), true
 }
 
-// lookupEq appends the ids of entries whose first key value equals v.
+// lookupEq appends the ids of entries whose first key value equals v and, for a non-empty
+// array, of those whose first key value is its first element: a document whose field is the
+// array v is indexed by its elements, as in mongod (and one whose field holds v as an element
+// by v itself).
 func (ix *index) lookupEq(v any, ids []RecordID) []RecordID {
+	if a, ok := v.(bson.A); ok && len(a) > 0 {
+		ids = ix.lookupEqTree(a[0], ids)
+	}
 	if ix.byString != nil {
 		if s, ok := bsonkit.StringContent(v); ok {
 			if id, found := ix.byString[s]; found {
@@ -177,7 +183,7 @@ func (ix *index) lookupEqTree(v any, ids []RecordID) []RecordID {
 		if bsonkit.Compare(keyAt(e.key, 0), v) != 0 {
 			return false
 		}
-		ids = append(ids, e.id())
+		ids = append(ids, e.id)
 		return true
 	})
 	return ids
@@ -207,7 +213,7 @@ func (ix *index) lookupRange(lo, hi *bound, ids []RecordID) []RecordID {
 		if lo != nil && !lo.incl && bsonkit.Compare(v, lo.v) == 0 {
 			return true
 		}
-		ids = append(ids, e.id())
+		ids = append(ids, e.id)
 		return true
 	})
 	return ids

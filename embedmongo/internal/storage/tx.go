@@ -313,7 +313,7 @@ func sameKeys(a, b []ikey) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].whole != b[i].whole || !sameValue(a[i].key, b[i].key) {
+		if !sameValue(a[i].key, b[i].key) {
 			return false
 		}
 	}
