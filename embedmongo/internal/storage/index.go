@@ -70,7 +70,6 @@ func summary(key any) uint64 {
 	return binary.BigEndian.Uint64(head[:])
 }
 
-
 // compoundKey is the key of a compound index entry, one value per key field.
 type compoundKey []any
 
