@@ -51,11 +51,11 @@
 //
 // AcquireMany takes many free leases in two round trips: Acquire's
 // conditional filter with the same write as update operators (LeaseOps:
-// $currentDate for the database's time, $inc for the token), as statements
-// of one update command, each also writing an acquisition id by which one
-// read returns exactly the documents leased. Operators need no expression
-// compiled per statement, and let a caller add its own for a document
-// (a $pull, say), applied only if the lease is taken. InsertMany creates
+// $currentDate for the database's time, $inc for the token), as one update
+// of all the documents (each taken atomically on its own), also writing an
+// acquisition id by which one read returns exactly the documents leased.
+// Operators need no expression compiled per document, and let a caller add
+// its own (a $pull, say), applied only where the lease is taken. InsertMany creates
 // many new leased documents in one round trip. Neither waits: what is held
 // elsewhere is left out, for the caller to acquire alone.
 //

@@ -22,7 +22,7 @@ import (
 // for all the batch's transfers that touch it:
 //
 //  1. lease every account of the batch (lock.AcquireMany: Acquire's
-//     conditional update, as statements of one command, never waiting: an
+//     conditional update, as one update of them all, never waiting: an
 //     account held elsewhere sends its transfers alone), and at the same
 //     time journal the transfers, pending, each with its own lease (one
 //     command on the other collection);
