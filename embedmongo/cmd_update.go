@@ -10,7 +10,8 @@ import (
 )
 
 // cmdUpdate: {update: coll, updates: [{q, u, multi, upsert, arrayFilters, hint, c}], ordered, let}.
-// Each statement is its own collection write: atomic per document, as in mongod.
+// Each statement is its own unit, atomic per document, as in mongod; consecutive statements on
+// one collection share a collection write (updateRun).
 func cmdUpdate(c *cmdCtx) (bson.D, error) {
 	name, err := c.collectionArg()
 	if err != nil {
