@@ -81,12 +81,11 @@ func decodeArray(b []byte) (bson.A, error) {
 }
 
 func cstring(b []byte) (string, int, error) {
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i]), i + 1, nil
-		}
+	n, err := cstringLen(b)
+	if err != nil {
+		return "", 0, err
 	}
-	return "", 0, errCorrupt
+	return string(b[:n-1]), n, nil
 }
 
 // countElements counts the elements of a document's or array's body, to size its decoded
@@ -142,14 +141,11 @@ func stringLen(b []byte) (int, error) {
 }
 
 func lenString(b []byte) (string, int, error) {
-	if len(b) < 5 {
-		return "", 0, errCorrupt
+	n, err := stringLen(b)
+	if err != nil {
+		return "", 0, err
 	}
-	n := int(int32(binary.LittleEndian.Uint32(b)))
-	if n < 1 || 4+n > len(b) || b[4+n-1] != 0 {
-		return "", 0, errCorrupt
-	}
-	return string(b[4 : 4+n-1]), 4 + n, nil
+	return string(b[4 : n-1]), n, nil
 }
 
 func docLen(b []byte) (int, error) {
